@@ -1,0 +1,1 @@
+"""Benchmarks: workloads (ring, ...) and runners writing ``bench/results/*.json`` and tables."""

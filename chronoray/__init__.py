@@ -1,0 +1,42 @@
+"""chronoray: live, history-aware graph processing on Ray.
+
+``import chronoray as cr`` gives the whole public API::
+
+    with cr.GraphCluster(num_shards=2, log_dir="logs") as g:
+        g.ingest(cr.SnapEdgeSource("collegemsg.txt"))
+        print(g.stats().edges, g.vertex(1)["state"])
+"""
+
+from chronoray.config import Config
+from chronoray.graph import GraphCluster, GraphStats, IngestReport
+from chronoray.sources import (
+    BitcoinCsvSource,
+    IterableSource,
+    MalformedRecord,
+    SnapEdgeSource,
+    Source,
+    open_source,
+)
+from shards.core import VertexNotFound
+from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
+
+__all__ = [
+    "BitcoinCsvSource",
+    "Config",
+    "Context",
+    "GraphCluster",
+    "GraphStats",
+    "IngestReport",
+    "IterableSource",
+    "MalformedRecord",
+    "SnapEdgeSource",
+    "Source",
+    "TemporalVertex",
+    "Update",
+    "UpdateKind",
+    "Vertex",
+    "VertexNotFound",
+    "open_source",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,242 @@
+"""The ``chronoray`` command line.
+
+Every option can also be set by an environment variable ``CHRONORAY_<COMMAND>_<OPTION>``
+(shown by ``--help``); graph settings also read ``CHRONORAY_*`` (see ``Config``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["main"]
+
+console = Console()
+_err = Console(stderr=True)
+
+
+def _vertex_id(text: str) -> int | str:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+@click.group(context_settings={"auto_envvar_prefix": "CHRONORAY", "show_default": True})
+@click.version_option(package_name="chronoray")
+def main() -> None:
+    """chronoray: live, history-aware graph processing on Ray."""
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["snap", "bitcoin-csv"]), default="snap", show_envvar=True
+)
+@click.option("--shards", type=int, default=2, show_envvar=True, help="Shard actors (new graphs).")
+@click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
+@click.option(
+    "--on-error", type=click.Choice(["raise", "skip"]), default="raise", show_envvar=True,
+    help="raise: stop at a malformed record; skip: count it and write it to --rejects.",
+)
+@click.option(
+    "--rejects", type=click.Path(path_type=Path), default=None, show_envvar=True,
+    help="File for skipped records [default: LOG_DIR/rejects.tsv].",
+)
+@click.option("--source-id", default=None, show_envvar=True, help="Source name [default: file name].")
+def ingest(
+    path: Path,
+    fmt: str,
+    shards: int,
+    log_dir: Path,
+    on_error: str,
+    rejects: Path | None,
+    source_id: str | None,
+) -> None:
+    """Ingest an edge file into the graph persisted in LOG_DIR (created if new)."""
+    from chronoray.graph import GraphCluster
+    from chronoray.sources import MalformedRecord, open_source
+
+    source = open_source(path, fmt, name=source_id)  # type: ignore[arg-type]
+    if on_error == "skip" and rejects is None:
+        rejects = log_dir / "rejects.tsv"
+    graph = _open_or_create(log_dir, shards)
+    try:
+        report = graph.ingest(
+            source, on_error=on_error, rejects=rejects,  # type: ignore[arg-type]
+            progress=sys.stderr.isatty(), total=_count_lines(path),
+        )
+    except MalformedRecord as exc:
+        graph.close()
+        _err.print(f"[red]error:[/] malformed record at {exc}")
+        _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
+        sys.exit(2)
+    stats = graph.stats()
+    graph.close()
+    console.print(
+        f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
+        f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
+        + (f" (written to {rejects})" if report.rejected else "")
+    )
+    console.print(_stats_table(stats.as_dict()))
+
+
+@main.command()
+@click.option("--log-dir", type=click.Path(exists=True, path_type=Path), required=True,
+              show_envvar=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def stats(log_dir: Path, as_json: bool) -> None:
+    """Vertex and edge totals, per shard, of the graph in LOG_DIR (reopened from its logs)."""
+    from chronoray.graph import GraphCluster
+
+    with GraphCluster.open(log_dir) as graph:
+        result = graph.stats().as_dict()
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=str))
+    else:
+        console.print(_stats_table(result))
+
+
+@main.command()
+@click.argument("vertex_id")
+@click.option("--log-dir", type=click.Path(exists=True, path_type=Path), required=True,
+              show_envvar=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def vertex(vertex_id: str, log_dir: Path, as_json: bool) -> None:
+    """State and edges of one vertex of the graph in LOG_DIR."""
+    from chronoray.graph import GraphCluster
+    from shards.core import VertexNotFound
+
+    with GraphCluster.open(log_dir) as graph:
+        try:
+            found = graph.vertex(_vertex_id(vertex_id))
+        except VertexNotFound as exc:
+            _err.print(f"[red]error:[/] {exc} in {log_dir}")
+            sys.exit(1)
+    if as_json:
+        click.echo(json.dumps(found, indent=2, default=str))
+        return
+    console.print(f"[bold]vertex {vertex_id}[/] ({found['type']}, clock {found['clock']}, "
+                  f"time {found['time']})")
+    for key, value in sorted(found["state"].items()):
+        console.print(f"  {key} = {value!r}")
+    for title, edges in (("out-edges", found["out_edges"]), ("in-edges", found["in_edges"])):
+        table = Table(title=f"{title} ({len(edges)})")
+        columns = sorted({k for props in edges.values() for k in props})
+        table.add_column("vertex")
+        for column in columns:
+            table.add_column(column)
+        for other, props in sorted(edges.items(), key=lambda kv: str(kv[0]))[:50]:
+            table.add_row(str(other), *(str(props.get(c, "")) for c in columns))
+        console.print(table)
+
+
+@main.command("inspect-log")
+@click.option("--log-dir", type=click.Path(exists=True, path_type=Path), required=True,
+              show_envvar=True)
+@click.option("--shard", type=int, default=0, show_envvar=True)
+@click.option("--log", "log_name", type=click.Choice(["events", "commands", "clocks"]),
+              default="events", show_envvar=True)
+@click.option("--start", type=int, default=None, help="First worker clock to show.")
+@click.option("--limit", type=int, default=20, show_envvar=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def inspect_log(
+    log_dir: Path, shard: int, log_name: str, start: int | None, limit: int, as_json: bool
+) -> None:
+    """Decoded entries of one shard's log (read-only; works while the graph runs)."""
+    import pickle
+
+    from shards.codec import KIND_NAMES, decode_command, decode_event
+    from shards.logstore import LogName, RocksLogStore
+
+    path = log_dir / f"shard-{shard}"
+    if not path.exists():
+        _err.print(f"[red]error:[/] {path} does not exist")
+        sys.exit(1)
+    store = RocksLogStore(path, read_only=True)
+    try:
+        name = LogName(log_name)
+        rows: list[dict[str, Any]] = []
+        for seq, data in store.scan(name, start):
+            if len(rows) >= limit:
+                break
+            if name is LogName.EVENTS:
+                row = {"wc": seq, **decode_event(data)._asdict()}
+            elif name is LogName.COMMANDS:
+                row = {"wc": seq, **decode_command(data)._asdict()}
+                row["kind"] = KIND_NAMES.get(row["kind"], row["kind"])
+            else:
+                row = {"wc": seq, "vector": pickle.loads(data)}
+            rows.append(row)
+        last = store.last_seq(name)
+    finally:
+        store.close()
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, default=str))
+        return
+    table = Table(title=f"{path} {log_name} ({last:,} entries)")
+    for column in rows[0] if rows else ["wc"]:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(_short(v) for v in row.values()))
+    console.print(table)
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@main.command()
+@click.option("--out", type=click.Path(path_type=Path), default=Path("chronoray-demo"),
+              show_envvar=True, help="Where logs and pictures go (its logs are replaced).")
+@click.option("--shards", type=int, default=2, show_envvar=True)
+def demo(out: Path, shards: int) -> None:
+    """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw."""
+    from chronoray.datasets import collegemsg_path
+    from chronoray.demo import run_demo
+
+    log_dir = out / "logs"
+    if log_dir.exists():
+        shutil.rmtree(log_dir)
+    started = time.perf_counter()
+    run_demo(collegemsg_path(), out, shards, console)
+    console.print(f"[green]demo done[/] in {time.perf_counter() - started:.1f} s; output in {out}/")
+
+
+def _open_or_create(log_dir: Path, shards: int) -> Any:
+    from chronoray.graph import MANIFEST, GraphCluster
+
+    if (log_dir / MANIFEST).exists():
+        return GraphCluster.open(log_dir)
+    return GraphCluster(log_dir=str(log_dir), num_shards=shards)
+
+
+def _stats_table(stats: dict[str, Any]) -> Table:
+    table = Table(title=f"graph: {stats['vertices']:,} vertices, {stats['edges']:,} edges")
+    for column in ("shard", "vertices", "edges", "worker clock", "errors", "restarted"):
+        table.add_column(column, justify="right")
+    for s in stats["shards"]:
+        table.add_row(
+            str(s["shard"]), f"{s['vertices']:,}", f"{s['edges']:,}",
+            f"{s['worker_clock']:,}", str(s["errors"]), str(s.get("restarted", False)),
+        )
+    return table
+
+
+if __name__ == "__main__":
+    main()

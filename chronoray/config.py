@@ -1,0 +1,94 @@
+"""Configuration: defaults < TOML file < ``CHRONORAY_*`` environment < explicit arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Config", "env_name"]
+
+
+def env_name(field_name: str) -> str:
+    """The environment variable that sets ``field_name`` (e.g. ``CHRONORAY_NUM_SHARDS``)."""
+    return f"CHRONORAY_{field_name.upper()}"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of a graph and of the Ray instance it starts.
+
+    A log directory remembers its ``num_shards``: reopening it with another value is refused.
+    """
+
+    num_shards: int = 2
+    """Shard workers (Ray actors); vertex ids are hash-partitioned over them."""
+    log_dir: str = "chronoray-logs"
+    """Directory holding one RocksDB database per shard (``shard-<k>``)."""
+    checkpoint_interval: int = 64
+    """A vertex's full state is logged at creation and every this many of its executions."""
+    sync: bool = False
+    """``False``: an acknowledged update survives a process crash (WAL, no fsync);
+    ``True``: it also survives a machine crash (fsync per batch, much slower)."""
+    batch_size: int = 2000
+    """Updates per batch a source sends to one shard."""
+    max_inflight: int = 2
+    """Batches a source may have in flight per shard before it waits (backpressure)."""
+    max_pending: int = 200_000
+    """Outgoing messages a shard may hold before it stops accepting source batches."""
+    ray_address: str | None = None
+    """Ray cluster to join (``"auto"``, ``ray://...``); ``None`` starts a local instance."""
+    num_cpus: int = 2
+    """CPUs of a local Ray instance."""
+    object_store_memory: int = 256 * 1024 * 1024
+    """Object store bytes of a local Ray instance."""
+    shard_num_cpus: float = 0.0
+    """CPUs each shard actor reserves (0: shards share the node's CPUs with tasks)."""
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None, **overrides: Any) -> Config:
+        """Defaults, then the TOML file ``path`` (table ``[chronoray]`` or top level), then
+        ``CHRONORAY_*`` variables, then ``overrides`` whose value is not ``None``."""
+        values: dict[str, Any] = {}
+        if path is not None:
+            data = tomllib.loads(Path(path).read_text())
+            values.update(data.get("chronoray", data))
+        for f in fields(cls):
+            raw = os.environ.get(env_name(f.name))
+            if raw is not None:
+                values[f.name] = _parse(f, raw)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = set(values) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        for name in ("num_shards", "checkpoint_interval", "batch_size", "max_inflight"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    def replace(self, **changes: Any) -> Config:
+        """A copy with ``changes``."""
+        return dataclasses.replace(self, **changes)
+
+
+def _parse(f: dataclasses.Field[Any], raw: str) -> Any:
+    kind = str(f.type)
+    if kind.startswith("bool"):
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{env_name(f.name)}={raw!r} is not a boolean")
+    try:
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"{env_name(f.name)}={raw!r} is not a number") from None
+    return raw

@@ -1,0 +1,483 @@
+"""``GraphCluster``: the driver-side handle of a live graph on Ray.
+
+It starts (or joins) Ray, creates one ``ShardWorker`` actor per shard -- each with its own
+RocksDB log under ``log_dir`` -- feeds updates from sources, and answers queries.
+
+Guarantees:
+
+* An update counts as ingested once the shard hosting it acknowledged it, i.e. logged it.
+  :meth:`GraphCluster.ingest` returns after every update was acknowledged and every
+  message it caused was processed (the graph is idle).
+* A shard actor whose process dies is restarted by Ray on the same node (its log is
+  there), rebuilds its vertices from its log, and the source resends what was not
+  acknowledged; the ``(source, offset)`` id of each update makes the resend idempotent,
+  so nothing is lost and nothing is applied twice. Ingesting the same source again is a
+  no-op for the same reason.
+* A malformed record stops ingestion with :class:`~chronoray.sources.MalformedRecord`
+  (file, line, text) after everything before it was applied; nothing after it is.
+* Reopening a ``log_dir`` (:meth:`GraphCluster.open`) recovers the graph from its logs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from chronoray.config import Config
+from chronoray.sources import IterableSource, Source, read_updates
+from shards.core import Batch, VertexNotFound
+from shards.routing import shard_of
+from shards.worker import ACTOR_ERRORS, ShardWorker, shard_actor_name
+from vertex.model import Vertex, VertexTypes
+from vertex.records import Update, VertexId
+
+__all__ = ["GraphCluster", "IngestReport", "GraphStats", "VertexNotFound", "ensure_ray"]
+
+MANIFEST = "chronoray.json"
+_NAMESPACE = "chronoray"
+
+
+def ensure_ray(config: Config) -> None:
+    """Start a local Ray instance (or join ``config.ray_address``) unless one is running."""
+    if ray.is_initialized():
+        return
+    if config.ray_address:
+        ray.init(address=config.ray_address, namespace=_NAMESPACE, log_to_driver=False)
+    else:
+        ray.init(
+            num_cpus=config.num_cpus,
+            object_store_memory=config.object_store_memory,
+            include_dashboard=False,
+            namespace=_NAMESPACE,
+            log_to_driver=False,
+        )
+
+
+@dataclass
+class IngestReport:
+    """What one :meth:`GraphCluster.ingest` did."""
+
+    source: str
+    updates: int = 0
+    rejected: int = 0
+    batches: int = 0
+    resent_batches: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        """Updates per second."""
+        return self.updates / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class GraphStats:
+    """Vertex and edge totals, and per-shard counters."""
+
+    vertices: int
+    edges: int
+    shards: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"vertices": self.vertices, "edges": self.edges, "shards": self.shards}
+
+
+class GraphCluster:
+    """A live, event-sourced graph: ``num_shards`` shard actors with RocksDB logs.
+
+    >>> import chronoray as cr                                  # doctest: +SKIP
+    >>> with cr.GraphCluster(num_shards=2, log_dir="logs") as g:  # doctest: +SKIP
+    ...     g.ingest(cr.SnapEdgeSource("collegemsg.txt"))
+    ...     g.stats().edges
+    20296
+
+    ``vertex_types`` are the vertex classes the graph knows; ``default_vertex`` (default:
+    the first of them, else :class:`~vertex.model.TemporalVertex`) is used for vertices
+    created implicitly. Classes are recorded by import path in the log directory, so
+    :meth:`open` finds them again (classes defined in ``__main__`` must be passed again).
+    """
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        vertex_types: list[type[Vertex]] | None = None,
+        default_vertex: type[Vertex] | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.config = (config or Config.load()).replace(**overrides) if overrides else (
+            config or Config.load()
+        )
+        self.log_dir = Path(self.config.log_dir).resolve()
+        self.types = VertexTypes(vertex_types, default_vertex)
+        self._write_or_check_manifest()
+        ensure_ray(self.config)
+        self.graph_id = uuid.uuid4().hex[:10]
+        node = ray.get_runtime_context().get_node_id()
+        actor_cls = ray.remote(ShardWorker)
+        self._shards = [
+            actor_cls.options(
+                name=shard_actor_name(self.graph_id, k),
+                namespace=_NAMESPACE,
+                max_restarts=-1,
+                max_task_retries=0,
+                max_concurrency=1000,
+                num_cpus=self.config.shard_num_cpus,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+            ).remote(
+                self.graph_id,
+                k,
+                self.config.num_shards,
+                str(self.log_dir / f"shard-{k}"),
+                self.types,
+                checkpoint_interval=self.config.checkpoint_interval,
+                sync=self.config.sync,
+                max_pending=self.config.max_pending,
+            )
+            for k in range(self.config.num_shards)
+        ]
+        self._sent: dict[tuple[str, int], int] = {}
+        self._closed = False
+        ray.get([s.ping.remote() for s in self._shards])
+
+    @classmethod
+    def open(
+        cls, log_dir: str | Path, *, vertex_types: list[type[Vertex]] | None = None, **overrides: Any
+    ) -> GraphCluster:
+        """Reopen the graph persisted in ``log_dir``: every shard recovers from its log.
+
+        Its shard count and vertex classes come from the directory's manifest.
+        """
+        manifest_path = Path(log_dir) / MANIFEST
+        if not manifest_path.exists():
+            raise FileNotFoundError(f"{log_dir} holds no chronoray graph ({MANIFEST} missing)")
+        manifest = json.loads(manifest_path.read_text())
+        classes = vertex_types or [_import_class(p) for p in manifest["vertex_types"]]
+        default = next((c for c in classes if c.type_name == manifest["default_vertex"]), None)
+        overrides.setdefault("num_shards", manifest["num_shards"])
+        return cls(
+            Config.load(log_dir=str(log_dir), **overrides),
+            vertex_types=classes,
+            default_vertex=default,
+        )
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def __enter__(self) -> GraphCluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every shard's log and stop the shard actors (the logs stay on disk)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            ray.get([s.close.remote() for s in self._shards])
+        finally:
+            for shard in self._shards:
+                ray.kill(shard, no_restart=True)
+
+    @property
+    def num_shards(self) -> int:
+        """Number of shard actors."""
+        return self.config.num_shards
+
+    @property
+    def shards(self) -> list[Any]:
+        """The shard actor handles (for tests and tools)."""
+        return list(self._shards)
+
+    # -- ingestion --------------------------------------------------------------------
+
+    def ingest(
+        self,
+        source: Source | Iterable[Update],
+        *,
+        on_error: Literal["raise", "skip"] = "raise",
+        rejects: str | Path | None = None,
+        progress: bool | Callable[[int], None] = False,
+        total: int | None = None,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> IngestReport:
+        """Feed ``source`` into the graph and wait until the graph is idle.
+
+        Updates go in batches of ``batch_size`` per shard with at most ``max_inflight``
+        unacknowledged batches per shard. ``progress=True`` draws a progress bar (``total``:
+        expected updates); a callable gets the running update count instead. ``on_batch``
+        is called with the number of batches sent so far after each send (tests use it to
+        inject faults). Batches a dead shard did not acknowledge are resent once it is back.
+        """
+        if not isinstance(source, Source):
+            source = IterableSource(source)
+        updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
+        report = IngestReport(source=source.name)
+        started = time.perf_counter()
+        with _progress(progress, total, source.name) as tick:
+            feeder = _Feeder(self, report, on_batch)
+            try:
+                for update in updates:
+                    feeder.add(update)
+                    report.updates += 1
+                    if report.updates % 1000 == 0:
+                        tick(report.updates)
+            finally:
+                feeder.finish()
+                report.rejected = read_stats.rejected
+                tick(report.updates)
+        self.wait_idle()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """Block until no message is pending anywhere: two consecutive rounds of shard
+        stats show empty outboxes and unchanged worker clocks."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        previous: list[int] | None = None
+        while True:
+            stats = self._all_stats()
+            clocks = [s["worker_clock"] for s in stats]
+            if all(s["pending"] == 0 for s in stats) and clocks == previous:
+                return
+            previous = clocks
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("graph still busy")
+
+    # -- queries ----------------------------------------------------------------------
+
+    def _shard(self, vertex_id: VertexId) -> Any:
+        return self._shards[shard_of(vertex_id, self.num_shards)]
+
+    def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
+        """Type, clock, event time, state, out- and in-edges of ``vertex_id``.
+
+        Raises :class:`VertexNotFound` for an unknown id.
+        """
+        return ray.get(self._shard(vertex_id).vertex.remote(vertex_id))  # type: ignore[no-any-return]
+
+    def out_edges(self, vertex_id: VertexId) -> dict[VertexId, dict[str, Any]]:
+        """Outgoing edges of ``vertex_id`` (target -> properties)."""
+        return self.vertex(vertex_id)["out_edges"]  # type: ignore[no-any-return]
+
+    def in_edges(self, vertex_id: VertexId) -> dict[VertexId, dict[str, Any]]:
+        """Incoming edge records of ``vertex_id`` (source -> properties)."""
+        return self.vertex(vertex_id)["in_edges"]  # type: ignore[no-any-return]
+
+    def stats(self) -> GraphStats:
+        """Vertex and edge totals and per-shard counters."""
+        shards = self._all_stats()
+        return GraphStats(
+            vertices=sum(s["vertices"] for s in shards),
+            edges=sum(s["edges"] for s in shards),
+            shards=shards,
+        )
+
+    def edges(self) -> Iterator[tuple[VertexId, VertexId, dict[str, Any]]]:
+        """Every edge as ``(src, dst, props)``, shard by shard."""
+        for part in ray.get([s.edges.remote() for s in self._shards]):
+            yield from part
+
+    def degrees(self) -> dict[VertexId, tuple[int, int]]:
+        """``vertex -> (out_degree, in_degree)`` for the whole graph."""
+        parts = ray.get([s.degrees.remote() for s in self._shards])
+        return {v: (o, i) for part in parts for v, o, i in part}
+
+    def errors(self) -> list[tuple[int, int, VertexId, str]]:
+        """Recent failed behaviors as ``(shard, worker clock, vertex, error)``."""
+        parts = ray.get([s.recent_errors.remote() for s in self._shards])
+        return [(k, wc, v, e) for k, part in enumerate(parts) for wc, v, e in part]
+
+    def _all_stats(self) -> list[dict[str, Any]]:
+        return _retrying(lambda: ray.get([s.stats.remote() for s in self._shards]))
+
+    # -- manifest ---------------------------------------------------------------------
+
+    def _write_or_check_manifest(self) -> None:
+        path = self.log_dir / MANIFEST
+        if path.exists():
+            found = json.loads(path.read_text())["num_shards"]
+            if found != self.config.num_shards:
+                raise ValueError(
+                    f"{self.log_dir} holds a graph of {found} shards; "
+                    f"it cannot be opened with num_shards={self.config.num_shards}"
+                )
+            return
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "format": 1,
+            "num_shards": self.config.num_shards,
+            "vertex_types": [f"{c.__module__}:{c.__qualname__}" for c in self.types.classes],
+            "default_vertex": self.types.default_name,
+        }
+        path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+class _Feeder:
+    """Routes updates into per-shard batches and keeps them until acknowledged."""
+
+    def __init__(
+        self, graph: GraphCluster, report: IngestReport, on_batch: Callable[[int], None] | None
+    ) -> None:
+        self.graph = graph
+        self.report = report
+        self.on_batch = on_batch
+        n = graph.num_shards
+        self.buffers: list[list[Update]] = [[] for _ in range(n)]
+        self.inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in range(n)]
+        self.unconfirmed: list[list[Batch]] = [[] for _ in range(n)]
+        self.acked = [0] * n
+
+    def add(self, update: Update) -> None:
+        shard = shard_of(update.vertex, self.graph.num_shards)
+        buffer = self.buffers[shard]
+        buffer.append(update)
+        if len(buffer) >= self.graph.config.batch_size:
+            self._send(shard)
+
+    def finish(self) -> None:
+        """Send what is buffered and wait for every acknowledgement."""
+        for shard in range(self.graph.num_shards):
+            if self.buffers[shard]:
+                self._send(shard)
+        for shard in range(self.graph.num_shards):
+            self._settle(shard, 0)
+            if any(b.items[-1][0] > self.acked[shard] for b in self.unconfirmed[shard]):
+                self._resend(shard)
+
+    def _send(self, shard: int) -> None:
+        updates = self.buffers[shard]
+        self.buffers[shard] = []
+        key = (updates[0].source, shard)
+        batch = Batch.of_updates(updates, prev=self.graph._sent.get(key, 0))
+        self.graph._sent[key] = updates[-1].offset
+        self.inflight[shard].append((batch, self.graph._shards[shard].push.remote(batch)))
+        self.report.batches += 1
+        if self.on_batch is not None:
+            self.on_batch(self.report.batches)
+        self._settle(shard, self.graph.config.max_inflight)
+
+    def _settle(self, shard: int, keep: int) -> None:
+        inflight = self.inflight[shard]
+        while len(inflight) > keep:
+            batch, ref = inflight[0]
+            try:
+                applied, _ = ray.get(ref)
+            except ACTOR_ERRORS:
+                self._resend(shard)
+                continue
+            inflight.popleft()
+            self.acked[shard] = max(self.acked[shard], applied)
+            if applied < batch.items[-1][0]:  # overtaken by a later batch: wait for it
+                self.unconfirmed[shard].append(batch)
+            self.unconfirmed[shard] = [
+                b for b in self.unconfirmed[shard] if b.items[-1][0] > self.acked[shard]
+            ]
+
+    def _resend(self, shard: int) -> None:
+        """Resend every unacknowledged batch of ``shard``, in order, once it is back."""
+        pending = self.unconfirmed[shard] + [b for b, _ in self.inflight[shard]]
+        pending.sort(key=lambda b: b.prev)
+        self.inflight[shard].clear()
+        self.unconfirmed[shard] = []
+        actor = self.graph._shards[shard]
+        for batch in pending:
+            if batch.items[-1][0] <= self.acked[shard]:
+                continue
+            applied, _ = _retrying(lambda b=batch: ray.get(actor.push.remote(b)))
+            self.acked[shard] = max(self.acked[shard], applied)
+            self.report.resent_batches += 1
+
+
+def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
+    """Run ``call``; while the actor is dead or restarting, wait for Ray to bring it back."""
+    for attempt in range(attempts):
+        try:
+            return call()
+        except ACTOR_ERRORS:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1)
+    raise AssertionError("unreachable")
+
+
+def _import_class(path: str) -> type[Vertex]:
+    module_name, _, qualname = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(
+            f"vertex class {path} recorded in the log directory cannot be imported ({exc}); "
+            "pass vertex_types= to GraphCluster.open"
+        ) from exc
+    return obj  # type: ignore[no-any-return]
+
+
+class _NullProgress:
+    def __enter__(self) -> Callable[[int], None]:
+        return lambda n: None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class _RichProgress:
+    def __init__(self, total: int | None, name: str) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]ingest[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("updates"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
+        self.task = self.progress.add_task(name, total=total)
+
+    def __enter__(self) -> Callable[[int], None]:
+        self.progress.start()
+        return lambda n: self.progress.update(self.task, completed=n)
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+
+class _CallbackProgress:
+    def __init__(self, callback: Callable[[int], None]) -> None:
+        self.callback = callback
+
+    def __enter__(self) -> Callable[[int], None]:
+        return self.callback
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _progress(
+    progress: bool | Callable[[int], None], total: int | None, name: str
+) -> _NullProgress | _RichProgress | _CallbackProgress:
+    if callable(progress):
+        return _CallbackProgress(progress)
+    return _RichProgress(total, name) if progress else _NullProgress()

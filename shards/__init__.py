@@ -1,0 +1,1 @@
+"""Shard workers: pure ShardCore, Ray ShardWorker, logs, clocks, routing."""

@@ -1,0 +1,196 @@
+"""``ShardWorker``: the Ray actor around one ``ShardCore``.
+
+The actor only moves batches: ``push`` (from sources) and ``deliver`` (from shards) hand a
+batch to the core, which logs it before the call returns -- so a returned call is an
+acknowledgement. One background task per destination shard sends the core's outbox, at
+most one call in flight per destination (which keeps FIFO order per channel) and all
+messages queued meanwhile coalesced into the next call. A failed delivery is retried
+until the peer is back; the peer drops what it had already applied.
+
+Backpressure: ``push`` waits while the shard's outboxes hold more than ``max_pending``
+messages, so sources slow down to what the shards can exchange. Deliveries between
+shards are never held back (that could deadlock two full shards); like the broker topics
+of the original design, outboxes absorb a burst.
+
+If the core cannot write its log the process exits, Ray restarts the actor
+(``max_restarts``), and the new instance rebuilds the shard from its log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import ray
+from ray.exceptions import ActorUnavailableError, RayActorError
+
+from shards.core import Batch, ShardCore, ShardFailed
+from shards.logstore import RocksLogStore
+from vertex.model import VertexTypes
+from vertex.records import VertexId
+
+__all__ = ["ShardWorker", "ACTOR_ERRORS", "shard_actor_name"]
+
+ACTOR_ERRORS = (RayActorError, ActorUnavailableError)
+"""Exceptions that mean "the actor died or is restarting": resend after it is back."""
+
+_RETRY_DELAY = 0.05
+
+
+def shard_actor_name(graph_id: str, shard: int) -> str:
+    """The Ray actor name of ``shard`` in graph ``graph_id``."""
+    return f"chronoray-{graph_id}-shard-{shard}"
+
+
+class ShardWorker:
+    """One shard as an async Ray actor. Create it with :meth:`remote_class`."""
+
+    def __init__(
+        self,
+        graph_id: str,
+        shard_id: int,
+        num_shards: int,
+        log_path: str,
+        types: VertexTypes,
+        *,
+        checkpoint_interval: int = 64,
+        sync: bool = False,
+        max_pending: int = 200_000,
+        max_batch: int = 20_000,
+    ) -> None:
+        self.graph_id = graph_id
+        self.shard_id = shard_id
+        self.num_shards = num_shards
+        self.max_pending = max_pending
+        self.max_batch = max_batch
+        os.makedirs(log_path, exist_ok=True)
+        self.core = ShardCore(
+            shard_id,
+            num_shards,
+            RocksLogStore(log_path, sync=sync),
+            types,
+            checkpoint_interval=checkpoint_interval,
+        )
+        self._peers: list[Any] = [None] * num_shards
+        self._wake: list[asyncio.Event] = []
+        self._drained: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self.restarts = ray.get_runtime_context().was_current_actor_reconstructed
+
+    # -- calls ------------------------------------------------------------------------
+
+    async def push(self, batch: Batch) -> tuple[int, bool]:
+        """Apply a batch of stream updates; returns ``(applied position, buffered)``."""
+        self._start()
+        assert self._drained is not None
+        while self.core.pending_total() > self.max_pending:
+            self._drained.clear()
+            await self._drained.wait()
+        return self._handle(batch)
+
+    async def deliver(self, batch: Batch) -> tuple[int, bool]:
+        """Apply a batch of messages from a shard; returns ``(applied position, buffered)``."""
+        self._start()
+        return self._handle(batch)
+
+    async def ping(self) -> int:
+        """The worker clock; used to wait until a (restarted) actor answers."""
+        self._start()
+        return self.core.worker_clock
+
+    async def pid(self) -> int:
+        """The actor's process id (fault-injection tests kill it)."""
+        return os.getpid()
+
+    async def stats(self) -> dict[str, Any]:
+        """The core's counters plus whether this process is a restarted instance."""
+        self._start()
+        stats = self.core.stats()
+        stats["restarted"] = self.restarts
+        return stats
+
+    async def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
+        """A copy of one vertex (raises ``VertexNotFound``)."""
+        self._start()
+        return self.core.vertex(vertex_id)
+
+    async def vertex_ids(self) -> list[VertexId]:
+        """Ids of the vertices of this shard."""
+        return list(self.core.vertices)
+
+    async def edges(self) -> list[tuple[VertexId, VertexId, dict[str, Any]]]:
+        """Every outgoing edge of this shard's vertices as ``(src, dst, props)``."""
+        return [
+            (src, dst, props)
+            for src, record in self.core.vertices.items()
+            for dst, props in record.out_edges.items()
+        ]
+
+    async def degrees(self) -> list[tuple[VertexId, int, int]]:
+        """``(vertex, out_degree, in_degree)`` for every vertex of this shard."""
+        return [(v, len(r.out_edges), len(r.in_edges)) for v, r in self.core.vertices.items()]
+
+    async def recent_errors(self) -> list[tuple[int, VertexId, str]]:
+        """The last failed behavior executions as ``(worker clock, vertex, error)``."""
+        return list(self.core.recent_errors)
+
+    async def close(self) -> None:
+        """Stop sending and close the log (the actor should be killed afterwards)."""
+        for task in self._tasks:
+            task.cancel()
+        assert self.core.store is not None
+        self.core.store.close()
+
+    # -- internals --------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self._tasks:
+            return
+        self._wake = [asyncio.Event() for _ in range(self.num_shards)]
+        self._drained = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._send_loop(d)) for d in range(self.num_shards)]
+        for event in self._wake:
+            event.set()  # a recovered outbox may hold messages already
+
+    def _handle(self, batch: Batch) -> tuple[int, bool]:
+        try:
+            result = self.core.handle(batch)
+        except ShardFailed:
+            os._exit(70)  # memory may be ahead of the log: restart and recover
+        for dest, event in enumerate(self._wake):
+            if self.core.pending(dest):
+                event.set()
+        return result.applied, result.buffered
+
+    async def _send_loop(self, dest: int) -> None:
+        core = self.core
+        wake = self._wake[dest]
+        while True:
+            batch = core.take_batch(dest, self.max_batch)
+            if batch is None:
+                if self._drained is not None and core.pending_total() <= self.max_pending:
+                    self._drained.set()
+                wake.clear()
+                await wake.wait()
+                continue
+            if dest == self.shard_id:
+                applied, buffered = self._handle(batch)
+                await asyncio.sleep(0)  # let calls in between long local cascades
+            else:
+                try:
+                    applied, buffered = await self._peer(dest).deliver.remote(batch)
+                except ACTOR_ERRORS:
+                    core.rewind(dest)
+                    await asyncio.sleep(_RETRY_DELAY)
+                    continue
+            core.ack(dest, applied)
+            if buffered:
+                core.rewind(dest)
+
+    def _peer(self, dest: int) -> Any:
+        if self._peers[dest] is None:
+            self._peers[dest] = ray.get_actor(shard_actor_name(self.graph_id, dest))
+        return self._peers[dest]
+
