@@ -187,6 +187,8 @@ class GraphCluster:
         self._closed = True
         try:
             ray.get([s.close.remote() for s in self._shards])
+        except ACTOR_ERRORS:
+            pass  # a shard process that is gone has released its log already
         finally:
             for shard in self._shards:
                 ray.kill(shard, no_restart=True)
@@ -234,11 +236,11 @@ class GraphCluster:
                     report.updates += 1
                     if report.updates % 1000 == 0:
                         tick(report.updates)
-            finally:
+            finally:  # also at a malformed record: what came before it is applied in full
                 feeder.finish()
                 report.rejected = read_stats.rejected
                 tick(report.updates)
-        self.wait_idle()
+                self.wait_idle()
         report.seconds = time.perf_counter() - started
         return report
 

@@ -17,8 +17,9 @@ __all__ = ["VectorClock"]
 class VectorClock:
     """A mutable vector of worker clocks, one component per shard.
 
-    >>> a = VectorClock(3); a.tick(0); a.tick(0)
-    2
+    >>> a = VectorClock(3)
+    >>> a.tick(0), a.tick(0)
+    (1, 2)
     >>> b = VectorClock(3); b.merge((0, 0, 5))
     True
     >>> b.merge(a.as_tuple())

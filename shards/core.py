@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from pickle import dumps as _dumps
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,7 +50,6 @@ from shards.codec import (
     EventEntry,
     Message,
     decode_event,
-    encode,
     update_to_plain,
 )
 from shards.logstore import LogBatch, LogName, LogStore
@@ -195,7 +195,8 @@ class ShardCore:
         self.recent_errors: deque[tuple[int, VertexId, str]] = deque(maxlen=_ERRORS_KEPT)
         self._outboxes = [_Outbox() for _ in range(num_shards)]
         self._reorder: dict[str, dict[int, Batch]] = {}
-        self._logged_vector: tuple[int, ...] = self.vector.as_tuple()
+        self._vector_grew = False
+        self._route: dict[VertexId, int] = {}
         if store is not None:
             self._check_manifest(store)
             self._recover(store)
@@ -225,8 +226,8 @@ class ShardCore:
             self._reorder.setdefault(channel, {})[batch.prev] = batch
             return HandleResult(buffered=True, applied=applied)
         result = HandleResult()
-        log = LogBatch() if self.store is not None else None
-        released: list[tuple[int, int, Message, int]] = []
+        log = _Writes() if self.store is not None else None
+        released: list[tuple[int, list[tuple[int, int, Message]]]] = []
         self._apply(batch, log, released, result)
         waiting = self._reorder.get(channel)
         while waiting:
@@ -235,14 +236,15 @@ class ShardCore:
                 break
             for prev in sorted(ready):
                 self._apply(waiting.pop(prev), log, released, result)
-        if log is not None and len(log):
-            log.put_meta(_CURSOR_KEY, self._cursor(released))
+        if log is not None and log.events:
             try:
-                self.store.append(log)  # type: ignore[union-attr]
+                self.store.append(log.batch(self._cursor(released)))  # type: ignore[union-attr]
             except Exception as exc:
                 raise ShardFailed(f"shard {self.shard_id}: log write failed: {exc}") from exc
-        for dest, seq, msg, wc in released:
-            self._outboxes[dest].items.append((seq, msg, wc))
+        outboxes = self._outboxes
+        for wc, sends in released:
+            for dest, seq, msg in sends:
+                outboxes[dest].items.append((seq, msg, wc))
         result.applied = self.applied.get(channel, 0)
         return result
 
@@ -302,12 +304,12 @@ class ShardCore:
     def _apply(
         self,
         batch: Batch,
-        log: LogBatch | None,
-        released: list[tuple[int, int, Message, int]],
+        log: _Writes | None,
+        released: list[tuple[int, list[tuple[int, int, Message]]]],
         result: HandleResult,
     ) -> None:
-        if batch.vector is not None:
-            self.vector.merge(batch.vector)
+        if batch.vector is not None and self.vector.merge(batch.vector):
+            self._vector_grew = True
         channel = batch.channel
         applied = self.applied.get(channel, 0)
         for position, msg in batch.items:
@@ -324,11 +326,11 @@ class ShardCore:
         msg: Message,
         channel: str,
         position: int,
-        log: LogBatch | None,
-        released: list[tuple[int, int, Message, int]],
+        log: _Writes | None,
+        released: list[tuple[int, list[tuple[int, int, Message]]]],
     ) -> None:
         kind, vid, sender, payload, ts = msg
-        if shard_of(vid, self.num_shards) != self.shard_id:
+        if self._shard_of(vid) != self.shard_id:
             raise ValueError(f"vertex {vid!r} does not belong to shard {self.shard_id}")
         wc = self.vector.tick(self.shard_id)
         record = self.vertices.get(vid)
@@ -356,20 +358,23 @@ class ShardCore:
                 error = f"{type(exc).__name__}: {exc}"
         if log is not None:
             plain = update_to_plain(payload) if kind == K_UPDATE else payload
-            log.add(
-                LogName.COMMANDS,
-                wc,
-                encode((vid, ctx.clock if ctx else 0, kind, sender, plain, ts, channel, position)),
+            log.commands.append(
+                (
+                    wc,
+                    _dumps(
+                        (vid, ctx.clock if ctx else 0, kind, sender, plain, ts, channel, position),
+                        5,
+                    ),
+                )
             )
-            vector = self.vector.as_tuple()
-            if vector[: self.shard_id] + vector[self.shard_id + 1 :] != (
-                self._logged_vector[: self.shard_id] + self._logged_vector[self.shard_id + 1 :]
-            ):
-                log.add(LogName.CLOCKS, wc, encode(vector))
-                self._logged_vector = vector
+            if self._vector_grew:  # log the vector when it learnt something from another shard
+                log.clocks.append((wc, _dumps(self.vector.as_tuple(), 5)))
+                self._vector_grew = False
         if ctx is None or record is None:
             if log is not None:
-                log.add(LogName.EVENTS, wc, encode((vid, 0, ts, None, {}, (), (), (), (), None, False)))
+                log.events.append(
+                    (wc, _dumps((vid, 0, ts, None, {}, (), (), (), (), None, False), 5))
+                )
             return
         if error is not None:
             self.errors += 1
@@ -378,13 +383,13 @@ class ShardCore:
                 record.clock, record.time = ctx.clock, ctx.time
             if log is not None:
                 entry = (vid, ctx.clock, ctx.time, None, {}, (), (), (), (), error, False)
-                log.add(LogName.EVENTS, wc, encode(entry))
+                log.events.append((wc, _dumps(entry, 5)))
             return
         old_state = record.state
         new_state = ctx.state
         state_set = {k: v for k, v in new_state.items() if k not in old_state or old_state[k] != v}
         state_del = tuple(k for k in old_state if k not in new_state)
-        sends = self._effects(record, ctx, kind, sender, wc)
+        sends = self._effects(record, ctx, kind, sender)
         edge_ops = tuple(ctx.edge_ops.items())
         for dst, props in edge_ops:
             if props is None:
@@ -416,12 +421,13 @@ class ShardCore:
                 () if checkpoint else state_del,
                 () if checkpoint else edge_ops,
                 () if checkpoint or in_op is None else (in_op,),
-                tuple((d, s, m) for d, s, m, _ in sends),
+                sends,
                 None,
                 ctx.deleted,
             )
-            log.add(LogName.EVENTS, wc, encode(entry))
-        released.extend(sends)
+            log.events.append((wc, _dumps(entry, 5)))
+        if sends:
+            released.append((wc, sends))
 
     def _dispatch(
         self,
@@ -472,8 +478,8 @@ class ShardCore:
         return None
 
     def _effects(
-        self, record: VertexRecord, ctx: Context, kind: int, sender: VertexId | None, wc: int
-    ) -> list[tuple[int, int, Message, int]]:
+        self, record: VertexRecord, ctx: Context, kind: int, sender: VertexId | None
+    ) -> list[tuple[int, int, Message]]:
         """Number the messages an execution emits: sends, spawns, edge notices."""
         vid, time = ctx.vertex_id, ctx.time
         out: list[tuple[VertexId, Message]] = []
@@ -501,21 +507,27 @@ class ShardCore:
                     out.append((dst, (K_EDGE_REMOVED, dst, vid, None, time)))
             for src in record.in_edges:
                 out.append((src, (K_TARGET_DELETED, src, vid, None, time)))
-        numbered = []
+        numbered: list[tuple[int, int, Message]] = []
         for dst, msg in out:
-            dest = shard_of(dst, self.num_shards)
+            dest = self._shard_of(dst)
             box = self._outboxes[dest]
-            numbered.append((dest, box.next_seq, msg, wc))
+            numbered.append((dest, box.next_seq, msg))
             box.next_seq += 1
         return numbered
 
+    def _shard_of(self, vertex_id: VertexId) -> int:
+        shard = self._route.get(vertex_id)
+        if shard is None:
+            shard = self._route[vertex_id] = shard_of(vertex_id, self.num_shards)
+        return shard
+
     # -- persistence ------------------------------------------------------------------
 
-    def _cursor(self, released: list[tuple[int, int, Message, int]]) -> bytes:
+    def _cursor(self, released: list[tuple[int, list[tuple[int, int, Message]]]]) -> bytes:
         """Channel positions and the first entry whose messages may be unacknowledged."""
         oldest = [o.items[0][2] for o in self._outboxes if o.items]
         if released:
-            oldest.append(released[0][3])
+            oldest.append(released[0][0])
         floor = min(oldest, default=self.worker_clock + 1)
         return pickle.dumps(
             {
@@ -564,7 +576,6 @@ class ShardCore:
         found = store.floor(LogName.CLOCKS, last) if last else None
         if found is not None:
             self.vector.merge(pickle.loads(found[1]))
-            self._logged_vector = self.vector.as_tuple()
         self.vector[self.shard_id] = last
 
     def _replay(self, entry: EventEntry) -> None:
@@ -609,6 +620,23 @@ def apply_event(record: VertexRecord, entry: EventEntry) -> None:
         else:
             record.in_edges[src] = props
     record.clock, record.time = entry.clock, entry.time
+
+
+class _Writes:
+    """The log entries of one ``handle`` call, appended in worker-clock order."""
+
+    __slots__ = ("commands", "events", "clocks")
+
+    def __init__(self) -> None:
+        self.commands: list[tuple[int, bytes]] = []
+        self.events: list[tuple[int, bytes]] = []
+        self.clocks: list[tuple[int, bytes]] = []
+
+    def batch(self, cursor: bytes) -> LogBatch:
+        entries = {LogName.COMMANDS: self.commands, LogName.EVENTS: self.events}
+        if self.clocks:
+            entries[LogName.CLOCKS] = self.clocks
+        return LogBatch(entries, {_CURSOR_KEY: cursor})
 
 
 _REJECT: Mapping[str, Any] = {"__chronoray__": "reject"}

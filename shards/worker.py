@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from typing import Any
 
 import ray
@@ -76,7 +77,9 @@ class ShardWorker:
         self._wake: list[asyncio.Event] = []
         self._drained: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self.restarts = ray.get_runtime_context().was_current_actor_reconstructed
+        with warnings.catch_warnings():  # Ray's property warns about its own internals
+            warnings.simplefilter("ignore")
+            self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
 
     # -- calls ------------------------------------------------------------------------
 
@@ -107,7 +110,7 @@ class ShardWorker:
         """The core's counters plus whether this process is a restarted instance."""
         self._start()
         stats = self.core.stats()
-        stats["restarted"] = self.restarts
+        stats["restarted"] = self.restarted
         return stats
 
     async def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
@@ -170,8 +173,6 @@ class ShardWorker:
         while True:
             batch = core.take_batch(dest, self.max_batch)
             if batch is None:
-                if self._drained is not None and core.pending_total() <= self.max_pending:
-                    self._drained.set()
                 wake.clear()
                 await wake.wait()
                 continue
@@ -188,6 +189,8 @@ class ShardWorker:
             core.ack(dest, applied)
             if buffered:
                 core.rewind(dest)
+            if self._drained is not None and core.pending_total() <= self.max_pending:
+                self._drained.set()
 
     def _peer(self, dest: int) -> Any:
         if self._peers[dest] is None:
