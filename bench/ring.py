@@ -53,8 +53,12 @@ def _core_run(n: int, m: int, logged: bool, workdir: Path) -> dict[str, Any]:
         assert decode_event(next(store.scan(LogName.EVENTS, 1, 2))[1]).vertex == 0
     rt.close()
     assert executions == m, (executions, m)
-    return {"executions": executions, "seconds": seconds, "rate": executions / seconds,
-            "event_value_bytes": value_size}
+    return {
+        "executions": executions,
+        "seconds": seconds,
+        "rate": executions / seconds,
+        "event_value_bytes": value_size,
+    }
 
 
 def _raw_puts(m: int, value_size: int, workdir: Path) -> dict[str, Any]:
@@ -84,8 +88,12 @@ def _ray_run(n: int, m: int, shards: int, workdir: Path) -> dict[str, Any]:
         seconds = time.perf_counter() - started
         executions = sum(s["worker_clock"] for s in g.stats().shards)
     assert executions == m, (executions, m)
-    return {"executions": executions, "seconds": seconds, "rate": executions / seconds,
-            "rate_per_shard": executions / seconds / shards}
+    return {
+        "executions": executions,
+        "seconds": seconds,
+        "rate": executions / seconds,
+        "rate_per_shard": executions / seconds / shards,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -114,13 +122,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     ratios = {
-        "logging_cost (ephemeral / logged, core)":
-            runs["core-ephemeral"]["rate"] / runs["core-logged"]["rate"],
-        "raw puts / logged executions (core)":
-            runs["rocksdict-raw"]["rate"] / runs["core-logged"]["rate"],
+        "logging_cost (ephemeral / logged, core)": runs["core-ephemeral"]["rate"]
+        / runs["core-logged"]["rate"],
+        "raw puts / logged executions (core)": runs["rocksdict-raw"]["rate"]
+        / runs["core-logged"]["rate"],
     }
     if "ray-logged-1" in runs:
-        ratios["ray 1 shard / core loop"] = runs["ray-logged-1"]["rate"] / runs["core-logged"]["rate"]
+        ratios["ray 1 shard / core loop"] = (
+            runs["ray-logged-1"]["rate"] / runs["core-logged"]["rate"]
+        )
         ratios["ray 2 shards / ray 1 shard"] = (
             runs["ray-logged-2"]["rate"] / runs["ray-logged-1"]["rate"]
         )

@@ -46,28 +46,38 @@ def main() -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["snap", "bitcoin-csv"]), default="snap", show_envvar=True
 )
-@click.option("--shards", type=int, default=2, show_envvar=True, help="Shard actors (new graphs).")
+@click.option(
+    "--shards", type=int, default=None, show_envvar=True,
+    help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
+)
 @click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
 @click.option(
-    "--on-error", type=click.Choice(["raise", "skip"]), default="raise", show_envvar=True,
+    "--on-error",
+    type=click.Choice(["raise", "skip"]),
+    default="raise",
+    show_envvar=True,
     help="raise: stop at a malformed record; skip: count it and write it to --rejects.",
 )
 @click.option(
-    "--rejects", type=click.Path(path_type=Path), default=None, show_envvar=True,
+    "--rejects",
+    type=click.Path(path_type=Path),
+    default=None,
+    show_envvar=True,
     help="File for skipped records [default: LOG_DIR/rejects.tsv].",
 )
-@click.option("--source-id", default=None, show_envvar=True, help="Source name [default: file name].")
+@click.option(
+    "--source-id", default=None, show_envvar=True, help="Source name [default: file name]."
+)
 def ingest(
     path: Path,
     fmt: str,
-    shards: int,
+    shards: int | None,
     log_dir: Path,
     on_error: str,
     rejects: Path | None,
     source_id: str | None,
 ) -> None:
     """Ingest an edge file into the graph persisted in LOG_DIR (created if new)."""
-    from chronoray.graph import GraphCluster
     from chronoray.sources import MalformedRecord, open_source
 
     source = open_source(path, fmt, name=source_id)  # type: ignore[arg-type]
@@ -76,8 +86,11 @@ def ingest(
     graph = _open_or_create(log_dir, shards)
     try:
         report = graph.ingest(
-            source, on_error=on_error, rejects=rejects,  # type: ignore[arg-type]
-            progress=sys.stderr.isatty(), total=_count_lines(path),
+            source,
+            on_error=on_error,
+            rejects=rejects,  # type: ignore[arg-type]
+            progress=sys.stderr.isatty(),
+            total=_count_lines(path),
         )
     except MalformedRecord as exc:
         graph.close()
@@ -95,8 +108,9 @@ def ingest(
 
 
 @main.command()
-@click.option("--log-dir", type=click.Path(exists=True, path_type=Path), required=True,
-              show_envvar=True)
+@click.option(
+    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def stats(log_dir: Path, as_json: bool) -> None:
     """Vertex and edge totals, per shard, of the graph in LOG_DIR (reopened from its logs)."""
@@ -112,8 +126,9 @@ def stats(log_dir: Path, as_json: bool) -> None:
 
 @main.command()
 @click.argument("vertex_id")
-@click.option("--log-dir", type=click.Path(exists=True, path_type=Path), required=True,
-              show_envvar=True)
+@click.option(
+    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def vertex(vertex_id: str, log_dir: Path, as_json: bool) -> None:
     """State and edges of one vertex of the graph in LOG_DIR."""
@@ -129,8 +144,10 @@ def vertex(vertex_id: str, log_dir: Path, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(found, indent=2, default=str))
         return
-    console.print(f"[bold]vertex {vertex_id}[/] ({found['type']}, clock {found['clock']}, "
-                  f"time {found['time']})")
+    console.print(
+        f"[bold]vertex {vertex_id}[/] ({found['type']}, clock {found['clock']}, "
+        f"time {found['time']})"
+    )
     for key, value in sorted(found["state"].items()):
         console.print(f"  {key} = {value!r}")
     for title, edges in (("out-edges", found["out_edges"]), ("in-edges", found["in_edges"])):
@@ -145,11 +162,17 @@ def vertex(vertex_id: str, log_dir: Path, as_json: bool) -> None:
 
 
 @main.command("inspect-log")
-@click.option("--log-dir", type=click.Path(exists=True, path_type=Path), required=True,
-              show_envvar=True)
+@click.option(
+    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
+)
 @click.option("--shard", type=int, default=0, show_envvar=True)
-@click.option("--log", "log_name", type=click.Choice(["events", "commands", "clocks"]),
-              default="events", show_envvar=True)
+@click.option(
+    "--log",
+    "log_name",
+    type=click.Choice(["events", "commands", "clocks"]),
+    default="events",
+    show_envvar=True,
+)
 @click.option("--start", type=int, default=None, help="First worker clock to show.")
 @click.option("--limit", type=int, default=20, show_envvar=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -202,8 +225,13 @@ def _short(value: Any, width: int = 60) -> str:
 
 
 @main.command()
-@click.option("--out", type=click.Path(path_type=Path), default=Path("chronoray-demo"),
-              show_envvar=True, help="Where logs and pictures go (its logs are replaced).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("chronoray-demo"),
+    show_envvar=True,
+    help="Where logs and pictures go (its logs are replaced).",
+)
 @click.option("--shards", type=int, default=2, show_envvar=True)
 def demo(out: Path, shards: int) -> None:
     """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw."""
@@ -218,12 +246,13 @@ def demo(out: Path, shards: int) -> None:
     console.print(f"[green]demo done[/] in {time.perf_counter() - started:.1f} s; output in {out}/")
 
 
-def _open_or_create(log_dir: Path, shards: int) -> Any:
+def _open_or_create(log_dir: Path, shards: int | None) -> Any:
+    """Reopen the graph in ``log_dir`` (refusing another shard count) or create it."""
     from chronoray.graph import MANIFEST, GraphCluster
 
     if (log_dir / MANIFEST).exists():
-        return GraphCluster.open(log_dir)
-    return GraphCluster(log_dir=str(log_dir), num_shards=shards)
+        return GraphCluster.open(log_dir, num_shards=shards)
+    return GraphCluster(log_dir=str(log_dir), num_shards=shards or 2)
 
 
 def _stats_table(stats: dict[str, Any]) -> Table:
@@ -232,8 +261,12 @@ def _stats_table(stats: dict[str, Any]) -> Table:
         table.add_column(column, justify="right")
     for s in stats["shards"]:
         table.add_row(
-            str(s["shard"]), f"{s['vertices']:,}", f"{s['edges']:,}",
-            f"{s['worker_clock']:,}", str(s["errors"]), str(s.get("restarted", False)),
+            str(s["shard"]),
+            f"{s['vertices']:,}",
+            f"{s['edges']:,}",
+            f"{s['worker_clock']:,}",
+            str(s["errors"]),
+            str(s.get("restarted", False)),
         )
     return table
 

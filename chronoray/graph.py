@@ -116,8 +116,10 @@ class GraphCluster:
         default_vertex: type[Vertex] | None = None,
         **overrides: Any,
     ) -> None:
-        self.config = (config or Config.load()).replace(**overrides) if overrides else (
-            config or Config.load()
+        self.config = (
+            (config or Config.load()).replace(**overrides)
+            if overrides
+            else (config or Config.load())
         )
         self.log_dir = Path(self.config.log_dir).resolve()
         self.types = VertexTypes(vertex_types, default_vertex)
@@ -153,7 +155,11 @@ class GraphCluster:
 
     @classmethod
     def open(
-        cls, log_dir: str | Path, *, vertex_types: list[type[Vertex]] | None = None, **overrides: Any
+        cls,
+        log_dir: str | Path,
+        *,
+        vertex_types: list[type[Vertex]] | None = None,
+        **overrides: Any,
     ) -> GraphCluster:
         """Reopen the graph persisted in ``log_dir``: every shard recovers from its log.
 
@@ -165,7 +171,8 @@ class GraphCluster:
         manifest = json.loads(manifest_path.read_text())
         classes = vertex_types or [_import_class(p) for p in manifest["vertex_types"]]
         default = next((c for c in classes if c.type_name == manifest["default_vertex"]), None)
-        overrides.setdefault("num_shards", manifest["num_shards"])
+        if overrides.get("num_shards") is None:
+            overrides["num_shards"] = manifest["num_shards"]
         return cls(
             Config.load(log_dir=str(log_dir), **overrides),
             vertex_types=classes,

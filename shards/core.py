@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import math
 import pickle
-from pickle import dumps as _dumps
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
+from pickle import dumps as _dumps
 from typing import Any
 
 from shards.clocks import VectorClock
@@ -561,7 +561,9 @@ class ShardCore:
             return
         cursor = pickle.loads(raw)
         self.applied = dict(cursor["applied"])
-        for box, next_seq, acked in zip(self._outboxes, cursor["next_seq"], cursor["acked"]):
+        for box, next_seq, acked in zip(
+            self._outboxes, cursor["next_seq"], cursor["acked"], strict=True
+        ):
             box.next_seq, box.acked, box.sent_upto = next_seq, acked, acked
         floor = cursor["floor"]
         for wc, data in store.scan(LogName.EVENTS):

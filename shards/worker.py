@@ -196,4 +196,3 @@ class ShardWorker:
         if self._peers[dest] is None:
             self._peers[dest] = ray.get_actor(shard_actor_name(self.graph_id, dest))
         return self._peers[dest]
-

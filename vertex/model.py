@@ -104,7 +104,9 @@ class Context:
     def send_to_neighbors(self, payload: Mapping[str, Any]) -> None:
         """Send ``payload`` to every target of an outgoing edge (as of the end of this hook)."""
         targets = [d for d in self._out_edges if self.edge_ops.get(d, _EMPTY) is not None]
-        targets += [d for d, p in self.edge_ops.items() if p is not None and d not in self._out_edges]
+        targets += [
+            d for d, p in self.edge_ops.items() if p is not None and d not in self._out_edges
+        ]
         for dst in targets:
             self.sends.append((dst, dict(payload)))
 

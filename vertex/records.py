@@ -12,15 +12,15 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import Any
 
 __all__ = ["VertexId", "UpdateKind", "Update"]
 
-VertexId = Union[int, str]
+VertexId = int | str
 """A vertex id: an ``int`` or a ``str``. Ids are compared by value and type (``1 != "1"``)."""
 
 
-class UpdateKind(str, enum.Enum):
+class UpdateKind(enum.StrEnum):
     """What an update does. Edge updates are routed to the edge's source (its owner)."""
 
     ADD_VERTEX = "add_vertex"
@@ -64,7 +64,7 @@ class Update:
 
     @classmethod
     def add_edge(cls, src: VertexId, dst: VertexId, ts: float = 0, **props: Any) -> Update:
-        """An edge occurrence ``src -> dst`` at ``ts`` (creates the edge or counts another occurrence)."""
+        """An edge occurrence ``src -> dst`` at ``ts`` (a new edge, or one more occurrence)."""
         return cls(UpdateKind.ADD_EDGE, src, ts, dst, props)
 
     @classmethod

@@ -125,7 +125,9 @@ def test_logs_are_plain_rocksdb_and_locked(ray_session, tmp_path):
     )
     out = subprocess.run(
         [sys.executable, "-c", reader, str(log_dir / "shard-0")],
-        capture_output=True, text=True, cwd="/",
+        capture_output=True,
+        text=True,
+        cwd="/",
     )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.split()[0]) > 0
@@ -139,8 +141,17 @@ def test_cli_ingest_stats_vertex_inspect(ray_session, tmp_path):
     runner = CliRunner()
     log_dir = str(tmp_path / "cli")
     result = runner.invoke(
-        main, ["ingest", str(bitcoinotc_path()), "--format", "bitcoin-csv", "--shards", "2",
-               "--log-dir", log_dir],
+        main,
+        [
+            "ingest",
+            str(bitcoinotc_path()),
+            "--format",
+            "bitcoin-csv",
+            "--shards",
+            "2",
+            "--log-dir",
+            log_dir,
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "35,592" in result.output
@@ -156,8 +167,19 @@ def test_cli_ingest_stats_vertex_inspect(ray_session, tmp_path):
     result = runner.invoke(main, ["vertex", "123456789", "--log-dir", log_dir])
     assert result.exit_code == 1
     result = runner.invoke(
-        main, ["inspect-log", "--log-dir", log_dir, "--shard", "1", "--log", "commands", "--json",
-               "--limit", "3"],
+        main,
+        [
+            "inspect-log",
+            "--log-dir",
+            log_dir,
+            "--shard",
+            "1",
+            "--log",
+            "commands",
+            "--json",
+            "--limit",
+            "3",
+        ],
     )
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.output.splitlines()]

@@ -192,7 +192,15 @@ def test_log_entries_clocks_and_checkpoints():
     events = [(wc, decode_event(v)) for wc, v in src.store.scan(LogName.EVENTS)]
     mine = [e for _, e in events if e.vertex == 1]
     assert [e.clock for e in mine] == list(range(1, 8))
-    assert [e.checkpoint is not None for e in mine] == [True, False, True, False, False, True, False]
+    assert [e.checkpoint is not None for e in mine] == [
+        True,
+        False,
+        True,
+        False,
+        False,
+        True,
+        False,
+    ]
     assert [e.time for e in mine] == list(range(1, 8))
     commands = [decode_command(v) for _, v in src.store.scan(LogName.COMMANDS)]
     assert [(c.channel, c.position) for c in commands if c.vertex == 1] == [
