@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--vertices", type=int, default=1000)
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--skip-ray", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
     n, m = args.vertices, args.messages
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-"))
@@ -142,9 +143,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "runs": runs,
         "ratios": ratios,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ring.json").write_text(json.dumps(result, indent=2) + "\n")
-    (RESULTS / "ring.md").write_text(_table(result))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "ring.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / "ring.md").write_text(_table(result))
     print(_table(result))
     return result
 

@@ -216,6 +216,7 @@ class GraphCluster:
         self,
         source: Source | Iterable[Update],
         *,
+        name: str | None = None,
         on_error: Literal["raise", "skip"] = "raise",
         rejects: str | Path | None = None,
         progress: bool | Callable[[int], None] = False,
@@ -229,9 +230,13 @@ class GraphCluster:
         expected updates); a callable gets the running update count instead. ``on_batch``
         is called with the number of batches sent so far after each send (tests use it to
         inject faults). Batches a dead shard did not acknowledge are resent once it is back.
+
+        A plain iterable of updates gets ``name`` as its source name; without one, a fresh
+        name, so two different lists never pass for the same source. Give a name to make
+        ingesting the same list again a no-op.
         """
         if not isinstance(source, Source):
-            source = IterableSource(source)
+            source = IterableSource(source, name or f"iterable-{uuid.uuid4().hex[:12]}")
         updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
         report = IngestReport(source=source.name)
         started = time.perf_counter()

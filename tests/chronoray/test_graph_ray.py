@@ -43,9 +43,13 @@ def test_iterable_source_gives_the_same_graph(ray_session, tmp_path, college):
         for ts, _ in events
     ]
     with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g")) as g:
-        g.ingest(updates)
+        g.ingest(updates, name="college-list")
         assert (g.stats().vertices, g.stats().edges) == (1899, 20296)
         assert _counts(g) == dict(pair_counts(college))
+        g.ingest(updates, name="college-list")  # same name: already applied
+        assert _counts(g) == dict(pair_counts(college))
+        g.ingest(updates[:10])  # unnamed: a new source, applied again
+        assert sum(_counts(g).values()) == 59835 + 10
 
 
 def test_bitcoin_on_ray_then_reopen(ray_session, tmp_path, bitcoin):
