@@ -30,11 +30,6 @@ def _vertex_id(text: str) -> int | str:
         return text
 
 
-def _count_lines(path: Path) -> int:
-    with path.open("rb") as f:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-
-
 @click.group(context_settings={"auto_envvar_prefix": "CHRONORAY", "show_default": True})
 @click.version_option(package_name="chronoray")
 def main() -> None:
@@ -47,7 +42,10 @@ def main() -> None:
     "--format", "fmt", type=click.Choice(["snap", "bitcoin-csv"]), default="snap", show_envvar=True
 )
 @click.option(
-    "--shards", type=int, default=None, show_envvar=True,
+    "--shards",
+    type=int,
+    default=None,
+    show_envvar=True,
     help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
 )
 @click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
@@ -90,7 +88,6 @@ def ingest(
             on_error=on_error,
             rejects=rejects,  # type: ignore[arg-type]
             progress=sys.stderr.isatty(),
-            total=_count_lines(path),
         )
     except MalformedRecord as exc:
         graph.close()

@@ -21,8 +21,7 @@ def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, 
     out.mkdir(parents=True, exist_ok=True)
     expected = _pair_counts(data)
     with GraphCluster(log_dir=str(out / "logs"), num_shards=shards) as graph:
-        lines = sum(expected.values())
-        report = graph.ingest(SnapEdgeSource(data), progress=True, total=lines)
+        report = graph.ingest(SnapEdgeSource(data), progress=True)
         stats = graph.stats()
         edges = {(s, d): p["count"] for s, d, p in graph.edges()}
         degrees = graph.degrees()

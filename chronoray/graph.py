@@ -237,6 +237,8 @@ class GraphCluster:
         """
         if not isinstance(source, Source):
             source = IterableSource(source, name or f"iterable-{uuid.uuid4().hex[:12]}")
+        if progress is True and total is None and isinstance(getattr(source, "path", None), Path):
+            total = _count_lines(source.path)  # type: ignore[attr-defined]
         updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
         report = IngestReport(source=source.name)
         started = time.perf_counter()
@@ -413,6 +415,11 @@ class _Feeder:
             applied, _ = _retrying(lambda b=batch: ray.get(actor.push.remote(b)))
             self.acked[shard] = max(self.acked[shard], applied)
             self.report.resent_batches += 1
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
 def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
