@@ -8,7 +8,7 @@
 """
 
 from chronoray.config import Config
-from chronoray.graph import GraphCluster, GraphStats, IngestReport
+from chronoray.graph import GraphCluster, GraphStats, IngestReport, SnapshotNotReady
 from chronoray.sources import (
     BitcoinCsvSource,
     IterableSource,
@@ -18,6 +18,7 @@ from chronoray.sources import (
     open_source,
 )
 from shards.core import VertexNotFound
+from snapshot import Snapshot, SnapshotMeta
 from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
 
 __all__ = [
@@ -30,6 +31,9 @@ __all__ = [
     "IterableSource",
     "MalformedRecord",
     "SnapEdgeSource",
+    "Snapshot",
+    "SnapshotMeta",
+    "SnapshotNotReady",
     "Source",
     "TemporalVertex",
     "Update",

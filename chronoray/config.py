@@ -30,6 +30,9 @@ class Config:
     """Directory holding one RocksDB database per shard (``shard-<k>``)."""
     checkpoint_interval: int = 64
     """A vertex's full state is logged at creation and every this many of its executions."""
+    shard_checkpoint_interval: int = 100_000
+    """A shard logs its whole state every this many behavior executions; snapshots and
+    recovery replay from the nearest such checkpoint instead of from the beginning."""
     sync: bool = False
     """``False``: an acknowledged update survives a process crash (WAL, no fsync);
     ``True``: it also survives a machine crash (fsync per batch, much slower)."""
@@ -67,7 +70,13 @@ class Config:
         return cls(**values)
 
     def __post_init__(self) -> None:
-        for name in ("num_shards", "checkpoint_interval", "batch_size", "max_inflight"):
+        for name in (
+            "num_shards",
+            "checkpoint_interval",
+            "shard_checkpoint_interval",
+            "batch_size",
+            "max_inflight",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 

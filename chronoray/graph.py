@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import time
 import uuid
 from collections import deque
@@ -38,10 +39,20 @@ from chronoray.sources import IterableSource, Source, read_updates
 from shards.core import Batch, VertexNotFound
 from shards.routing import shard_of
 from shards.worker import ACTOR_ERRORS, ShardWorker, shard_actor_name
+from snapshot.reconstruct import consistent_bound
+from snapshot.retro import vertex_history, vertex_state_at
+from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
 from vertex.model import Vertex, VertexTypes
 from vertex.records import Update, VertexId
 
-__all__ = ["GraphCluster", "IngestReport", "GraphStats", "VertexNotFound", "ensure_ray"]
+__all__ = [
+    "GraphCluster",
+    "IngestReport",
+    "GraphStats",
+    "SnapshotNotReady",
+    "VertexNotFound",
+    "ensure_ray",
+]
 
 MANIFEST = "chronoray.json"
 _NAMESPACE = "chronoray"
@@ -61,6 +72,10 @@ def ensure_ray(config: Config) -> None:
             namespace=_NAMESPACE,
             log_to_driver=False,
         )
+
+
+class SnapshotNotReady(RuntimeError):
+    """A time cut was asked for a time whose updates are not all logged yet."""
 
 
 @dataclass
@@ -126,7 +141,7 @@ class GraphCluster:
         self._write_or_check_manifest()
         ensure_ray(self.config)
         self.graph_id = uuid.uuid4().hex[:10]
-        node = ray.get_runtime_context().get_node_id()
+        node = self._node_id = ray.get_runtime_context().get_node_id()
         actor_cls = ray.remote(ShardWorker)
         self._shards = [
             actor_cls.options(
@@ -144,12 +159,14 @@ class GraphCluster:
                 str(self.log_dir / f"shard-{k}"),
                 self.types,
                 checkpoint_interval=self.config.checkpoint_interval,
+                shard_checkpoint_interval=self.config.shard_checkpoint_interval,
                 sync=self.config.sync,
                 max_pending=self.config.max_pending,
             )
             for k in range(self.config.num_shards)
         ]
         self._sent: dict[tuple[str, int], int] = {}
+        self._feeder: _Feeder | None = None
         self._closed = False
         ray.get([s.ping.remote() for s in self._shards])
 
@@ -243,7 +260,8 @@ class GraphCluster:
         report = IngestReport(source=source.name)
         started = time.perf_counter()
         with _progress(progress, total, source.name) as tick:
-            feeder = _Feeder(self, report, on_batch)
+            feeder = self._feeder = _Feeder(self, report, on_batch)
+            self._broadcast_frontier(-math.inf, reset=True)
             try:
                 for update in updates:
                     feeder.add(update)
@@ -251,12 +269,17 @@ class GraphCluster:
                     if report.updates % 1000 == 0:
                         tick(report.updates)
             finally:  # also at a malformed record: what came before it is applied in full
+                self._feeder = None
                 feeder.finish()
                 report.rejected = read_stats.rejected
                 tick(report.updates)
+                self._broadcast_frontier(math.inf)
                 self.wait_idle()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _broadcast_frontier(self, t: float, *, reset: bool = False) -> None:
+        _retrying(lambda: ray.get([s.set_frontier.remote(t, reset) for s in self._shards]))
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until no message is pending anywhere: two consecutive rounds of shard
@@ -319,6 +342,118 @@ class GraphCluster:
     def _all_stats(self) -> list[dict[str, Any]]:
         return _retrying(lambda: ray.get([s.stats.remote() for s in self._shards]))
 
+    # -- time travel ------------------------------------------------------------------
+
+    def _shard_path(self, shard: int) -> str:
+        return str(self.log_dir / f"shard-{shard}")
+
+    def snapshot(
+        self,
+        at: float | None = None,
+        *,
+        clock: list[int] | tuple[int, ...] | None = None,
+        window: tuple[float, float] | None = None,
+        timeout: float = 120.0,
+    ) -> Snapshot:
+        """A consistent past graph, rebuilt from the logs in parallel (one task per shard).
+
+        ``at=T``: every effect of updates with time ``<= T`` (waits, up to ``timeout``
+        seconds, until all of them are logged; raises :class:`SnapshotNotReady` if the
+        source has not read past ``T`` yet). ``clock=vector``: the largest consistent cut
+        within that vector of shard worker clocks. ``window=(t0, t1)``: the graph at
+        ``t1`` restricted to what changed in ``[t0, t1]``, edges with ``window_count``.
+        No argument: the current graph, as a consistent cut of the worker clocks now.
+        """
+        if sum(x is not None for x in (at, clock, window)) > 1:
+            raise ValueError("give at most one of at=, clock=, window=")
+        paths = [self._shard_path(k) for k in range(self.num_shards)]
+        if clock is not None:
+            cut = tuple(int(c) for c in clock)
+            if len(cut) != self.num_shards:
+                raise ValueError(f"clock needs {self.num_shards} components, got {len(cut)}")
+            meta = SnapshotMeta("clock", clock=list(cut))
+            return build_snapshot(paths, self._node_id, meta, clock=cut)
+        if window is not None:
+            t0, t1 = window
+            if t0 > t1:
+                raise ValueError(f"window start {t0} is after its end {t1}")
+            self._wait_until_complete(t1, timeout)
+            meta = SnapshotMeta("window", at=t1, window=(t0, t1))
+            return build_snapshot(paths, self._node_id, meta, at=t1, since=t0)
+        if at is not None:
+            self._wait_until_complete(at, timeout)
+            return build_snapshot(paths, self._node_id, SnapshotMeta("time", at=at), at=at)
+        now = tuple(s["worker_clock"] for s in self._all_stats())
+        meta = SnapshotMeta("now", clock=list(now))
+        return build_snapshot(paths, self._node_id, meta, clock=now)
+
+    def vertex_state(
+        self,
+        vertex_id: VertexId,
+        at: float | None = None,
+        *,
+        clock: list[int] | tuple[int, ...] | None = None,
+    ) -> dict[str, Any]:
+        """The state of ``vertex_id`` at time ``at`` or at the consistent cut within
+        ``clock`` (neither: now), read from its shard's log. :class:`VertexNotFound` if it
+        did not exist then."""
+        shard = shard_of(vertex_id, self.num_shards)
+        path = self._shard_path(shard)
+        if clock is not None:
+            bound = read_log(path, self._node_id, consistent_bound, shard, tuple(clock))
+            found = read_log(path, self._node_id, vertex_state_at, vertex_id, bound=bound)
+        elif at is not None:
+            self._wait_until_complete(at, 120.0)
+            found = read_log(path, self._node_id, vertex_state_at, vertex_id, at=at)
+        else:
+            return self.vertex(vertex_id)
+        if found is None:
+            raise VertexNotFound(vertex_id)
+        return found  # type: ignore[no-any-return]
+
+    def history(
+        self, vertex_id: VertexId, t0: float | None = None, t1: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Every state of ``vertex_id`` with time in ``[t0, t1]`` (with its clock, time and
+        shard worker clock), preceded by the state it had at ``t0``."""
+        shard = shard_of(vertex_id, self.num_shards)
+        lo = -math.inf if t0 is None else t0
+        hi = math.inf if t1 is None else t1
+        if t1 is not None:
+            self._wait_until_complete(t1, 120.0)
+        states = read_log(self._shard_path(shard), self._node_id, vertex_history, vertex_id, lo, hi)
+        if not states:
+            raise VertexNotFound(vertex_id)
+        return states  # type: ignore[no-any-return]
+
+    def _wait_until_complete(self, t: float, timeout: float) -> None:
+        """Return once every update with time ``<= t`` and every message it caused is
+        logged: the source read past ``t``, shards applied every batch holding such an
+        update, and no shard holds an unacknowledged message of time ``<= t``."""
+        deadline = time.monotonic() + timeout
+        feeder = self._feeder
+        while True:
+            if feeder is not None:
+                if not feeder.ordered:
+                    raise SnapshotNotReady(
+                        "the source being ingested is not in time order; a time snapshot "
+                        "can only be taken once ingestion ended"
+                    )
+                if feeder.max_ts <= t:
+                    raise SnapshotNotReady(
+                        f"time {t} is not complete: the source has only read up to "
+                        f"{feeder.max_ts}; take it later or after ingestion"
+                    )
+                feeder.send_buffered(t)
+            stats = self._all_stats()
+            complete = all(s["min_pending_time"] > t for s in stats)
+            if feeder is not None:
+                complete = complete and feeder.applied_through(t, stats)
+            if complete:
+                return
+            if time.monotonic() > deadline:
+                raise SnapshotNotReady(f"time {t} still incomplete after {timeout} s")
+
     # -- manifest ---------------------------------------------------------------------
 
     def _write_or_check_manifest(self) -> None:
@@ -355,8 +490,18 @@ class _Feeder:
         self.inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in range(n)]
         self.unconfirmed: list[list[Batch]] = [[] for _ in range(n)]
         self.acked = [0] * n
+        # (last offset, min time) of batches not yet seen applied, per shard
+        self.open_batches: list[deque[tuple[int, float]]] = [deque() for _ in range(n)]
+        self.max_ts = -math.inf
+        self.ordered = True
+        self._notify = True
+        self._frontier = -math.inf
 
     def add(self, update: Update) -> None:
+        if update.ts < self.max_ts:
+            self.ordered = False
+        else:
+            self.max_ts = update.ts
         shard = shard_of(update.vertex, self.graph.num_shards)
         buffer = self.buffers[shard]
         buffer.append(update)
@@ -380,10 +525,50 @@ class _Feeder:
         batch = Batch.of_updates(updates, prev=self.graph._sent.get(key, 0))
         self.graph._sent[key] = updates[-1].offset
         self.inflight[shard].append((batch, self.graph._shards[shard].push.remote(batch)))
+        self.open_batches[shard].append((updates[-1].offset, min(u.ts for u in updates)))
         self.report.batches += 1
-        if self.on_batch is not None:
-            self.on_batch(self.report.batches)
+        if self.on_batch is not None and self._notify:
+            self._notify = False  # a callback that takes a snapshot must not re-enter it
+            try:
+                self.on_batch(self.report.batches)
+            finally:
+                self._notify = True
         self._settle(shard, self.graph.config.max_inflight)
+        self._advance_frontier()
+
+    def _advance_frontier(self) -> None:
+        """Tell the shards the time up to which every update read so far was applied."""
+        unapplied = [u.ts for buffer in self.buffers for u in buffer]
+        for shard in range(self.graph.num_shards):
+            unapplied += [
+                min_ts for last, min_ts in self.open_batches[shard] if last > self.acked[shard]
+            ]
+        frontier = min(unapplied, default=self.max_ts)
+        if frontier > self._frontier:
+            self._frontier = frontier
+            for actor in self.graph._shards:
+                actor.set_frontier.remote(frontier)
+
+    def send_buffered(self, t: float) -> None:
+        """Send every buffered batch holding an update of time ``<= t``."""
+        for shard, buffer in enumerate(self.buffers):
+            if buffer and min(u.ts for u in buffer) <= t:
+                notify, self._notify = self._notify, False
+                try:
+                    self._send(shard)
+                finally:
+                    self._notify = notify
+
+    def applied_through(self, t: float, stats: list[dict[str, Any]]) -> bool:
+        """Whether the shards (per ``stats``) applied every sent update of time ``<= t``."""
+        channel = f"src:{self.report.source}"
+        for shard, batches in enumerate(self.open_batches):
+            applied = stats[shard]["applied"].get(channel, 0)
+            while batches and batches[0][0] <= applied:
+                batches.popleft()
+            if any(min_ts <= t for _, min_ts in batches):
+                return False
+        return True
 
     def _settle(self, shard: int, keep: int) -> None:
         inflight = self.inflight[shard]

@@ -84,9 +84,10 @@ class EventEntry(NamedTuple):
 
     ``checkpoint`` is ``None`` or the vertex's full state after the execution as
     ``(type_name, state, out_edges, in_edges)`` -- written at creation and every
-    ``checkpoint_interval`` executions of the vertex. Otherwise ``state_set``/``state_del``
-    are the state delta, ``edge_ops`` the outgoing edges set (props) or removed (``None``),
-    ``in_ops`` the same for incoming edge records. ``sends`` are the messages it emitted as
+    ``checkpoint_interval`` executions of the vertex; otherwise ``state_set``/``state_del``
+    are the state delta. ``edge_ops`` (outgoing edges set to props, or removed: ``None``)
+    and ``in_ops`` (the same for incoming edge records) are always given, so a replay can
+    tell which edges an execution changed. ``sends`` are the messages it emitted as
     ``(dest_shard, seq, message)``. A failed execution has ``error`` set and no effects.
     """
 

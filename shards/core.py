@@ -64,11 +64,18 @@ __all__ = [
     "ShardFailed",
     "VertexNotFound",
     "VertexRecord",
+    "ShardCheckpoint",
+    "apply_event",
+    "decode_shard_checkpoint",
+    "list_shard_checkpoints",
+    "load_shard_checkpoint",
+    "replay_event",
     "source_channel",
     "shard_channel",
 ]
 
 _CURSOR_KEY = "cursor"
+_CHECKPOINTS_KEY = "checkpoints"
 _MANIFEST_KEY = "manifest"
 _EDGE_CLEANUP = (K_EDGE_REJECTED, K_TARGET_DELETED)
 _NO_CREATE = (K_EDGE_REJECTED, K_TARGET_DELETED, K_EDGE_REMOVED, K_EDGE_UPDATED)
@@ -178,6 +185,7 @@ class ShardCore:
         types: VertexTypes | None = None,
         *,
         checkpoint_interval: int = 64,
+        shard_checkpoint_interval: int = 100_000,
     ) -> None:
         if not 0 <= shard_id < num_shards:
             raise ValueError(f"shard id {shard_id} outside 0..{num_shards - 1}")
@@ -188,6 +196,11 @@ class ShardCore:
         self.store = store
         self.types = types or VertexTypes()
         self.checkpoint_interval = checkpoint_interval
+        self.shard_checkpoint_interval = shard_checkpoint_interval
+        self.max_time = -math.inf
+        self.frontier = math.inf
+        self.checkpoints: list[tuple[int, float]] = []  # (worker clock, max event time)
+        self._last_checkpoint = 0
         self.vertices: dict[VertexId, VertexRecord] = {}
         self.vector = VectorClock(num_shards)
         self.applied: dict[str, int] = {}
@@ -211,6 +224,13 @@ class ShardCore:
     def pending(self, dest: int) -> int:
         """Messages for ``dest`` not yet acknowledged."""
         return len(self._outboxes[dest].items)
+
+    def min_pending_time(self) -> float:
+        """The earliest event time of a message not yet acknowledged or applied here
+        (``inf`` if none): no entry with an earlier time can still appear from them."""
+        times = [msg[4] for box in self._outboxes for _, msg, _ in box.items]
+        times += [m[4] for w in self._reorder.values() for b in w.values() for _, m in b.items]
+        return min(times, default=math.inf)
 
     def pending_total(self) -> int:
         """Messages for all destinations not yet acknowledged."""
@@ -237,8 +257,15 @@ class ShardCore:
             for prev in sorted(ready):
                 self._apply(waiting.pop(prev), log, released, result)
         if log is not None and log.events:
+            batch_log = log.batch(self._cursor(released))
+            if self.worker_clock - self._last_checkpoint >= self.shard_checkpoint_interval:
+                wc = self.worker_clock
+                batch_log.entries[LogName.CHECKPOINTS] = [(wc, self._shard_checkpoint())]
+                self.checkpoints.append((wc, self.max_time))
+                batch_log.put_meta(_CHECKPOINTS_KEY, _dumps(self.checkpoints, 5))
+                self._last_checkpoint = wc
             try:
-                self.store.append(log.batch(self._cursor(released)))  # type: ignore[union-attr]
+                self.store.append(batch_log)  # type: ignore[union-attr]
             except Exception as exc:
                 raise ShardFailed(f"shard {self.shard_id}: log write failed: {exc}") from exc
         outboxes = self._outboxes
@@ -258,10 +285,29 @@ class ShardCore:
         if not box.items or box.items[-1][0] <= box.sent_upto:
             return None
         start = box.sent_upto - box.acked  # items are contiguous from acked + 1
-        items = [(seq, msg) for seq, msg, _ in islice(box.items, start, start + max_items)]
+        frontier = self.frontier
+        items = []
+        for seq, msg, _ in islice(box.items, start, start + max_items):
+            if msg[4] > frontier:
+                break
+            items.append((seq, msg))
+        if not items:
+            return None
         prev = box.sent_upto
         box.sent_upto = items[-1][0]
         return Batch(shard_channel(self.shard_id), prev, items, self.vector.as_tuple())
+
+    def set_frontier(self, time: float, *, reset: bool = False) -> None:
+        """Hold back messages whose event time is above ``time`` (never lowers it, unless
+        ``reset``). A source sets it to the time up to which every update it read was
+        applied, so that no vertex handles a message from the future of an update it has
+        not received yet -- which would push that update's entry past its own time."""
+        self.frontier = time if reset else max(self.frontier, time)
+
+    def releasable_pending(self) -> int:
+        """Unacknowledged messages not held back by the frontier."""
+        frontier = self.frontier
+        return sum(1 for box in self._outboxes for _, msg, _ in box.items if msg[4] <= frontier)
 
     def ack(self, dest: int, upto: int) -> None:
         """``dest`` has applied (logged) every message up to sequence number ``upto``."""
@@ -295,6 +341,7 @@ class ShardCore:
             "vector_clock": list(self.vector.as_tuple()),
             "errors": self.errors,
             "pending": self.pending_total(),
+            "min_pending_time": self.min_pending_time(),
             "sent": [o.next_seq - 1 for o in self._outboxes],
             "applied": dict(self.applied),
         }
@@ -370,6 +417,9 @@ class ShardCore:
             if self._vector_grew:  # log the vector when it learnt something from another shard
                 log.clocks.append((wc, _dumps(self.vector.as_tuple(), 5)))
                 self._vector_grew = False
+        entry_time = ts if ctx is None else ctx.time
+        if entry_time > self.max_time:
+            self.max_time = entry_time
         if ctx is None or record is None:
             if log is not None:
                 log.events.append(
@@ -419,8 +469,8 @@ class ShardCore:
                 checkpoint,
                 {} if checkpoint else state_set,
                 () if checkpoint else state_del,
-                () if checkpoint else edge_ops,
-                () if checkpoint or in_op is None else (in_op,),
+                edge_ops,
+                () if in_op is None else (in_op,),
                 sends,
                 None,
                 ctx.deleted,
@@ -566,41 +616,95 @@ class ShardCore:
         ):
             box.next_seq, box.acked, box.sent_upto = next_seq, acked, acked
         floor = cursor["floor"]
-        for wc, data in store.scan(LogName.EVENTS):
+        last = store.last_seq(LogName.EVENTS)
+        self.checkpoints = list_shard_checkpoints(store)
+        checkpoint = load_shard_checkpoint(store, last)
+        start = 1
+        if checkpoint is not None:
+            self.vertices = checkpoint.vertices
+            self.errors = checkpoint.errors
+            self.max_time = checkpoint.max_time
+            start = checkpoint.wc + 1
+            self._last_checkpoint = checkpoint.wc
+        for wc, data in store.scan(LogName.EVENTS, min(start, floor)):
             entry = decode_event(data)
-            self._replay(entry)
+            if wc >= start:
+                if entry.error is not None:
+                    self.errors += 1
+                replay_event(self.vertices, entry)
+                if entry.time > self.max_time:
+                    self.max_time = entry.time
             if wc >= floor:
                 for dest, seq, msg in entry.sends:
                     box = self._outboxes[dest]
                     if seq > box.acked:
                         box.items.append((seq, msg, wc))
-        last = store.last_seq(LogName.EVENTS)
         found = store.floor(LogName.CLOCKS, last) if last else None
         if found is not None:
             self.vector.merge(pickle.loads(found[1]))
         self.vector[self.shard_id] = last
 
-    def _replay(self, entry: EventEntry) -> None:
-        vid = entry.vertex
-        if entry.error is not None:
-            self.errors += 1
-            record = self.vertices.get(vid)
-            if record is not None:
-                record.clock, record.time = entry.clock, entry.time
-            return
-        if entry.clock == 0:  # a message that found nothing to act on
-            return
-        if entry.deleted:
-            self.vertices.pop(vid, None)
-            return
-        if entry.checkpoint is not None:
-            type_name, state, out_edges, in_edges = entry.checkpoint
-            self.vertices[vid] = VertexRecord(
-                type_name, state, out_edges, in_edges, entry.clock, entry.time
-            )
-            return
-        record = self.vertices[vid]
-        apply_event(record, entry)
+    def _shard_checkpoint(self) -> bytes:
+        """The whole shard as one value: every vertex's full state, clocks, time."""
+        vertices = {
+            vid: (r.type_name, r.state, r.out_edges, r.in_edges, r.clock, r.time)
+            for vid, r in self.vertices.items()
+        }
+        return _dumps(
+            (self.worker_clock, self.max_time, self.vector.as_tuple(), self.errors, vertices), 5
+        )
+
+
+@dataclass(slots=True)
+class ShardCheckpoint:
+    """A shard's full state after worker clock ``wc``; ``max_time`` is the latest event time
+    of any entry up to ``wc`` (so the checkpoint serves time cuts ``T >= max_time``)."""
+
+    wc: int
+    max_time: float
+    vector: tuple[int, ...]
+    errors: int
+    vertices: dict[VertexId, VertexRecord]
+
+
+def decode_shard_checkpoint(data: bytes) -> ShardCheckpoint:
+    """Decode a value of the checkpoints log."""
+    wc, max_time, vector, errors, raw = pickle.loads(data)
+    vertices = {vid: VertexRecord(*fields) for vid, fields in raw.items()}
+    return ShardCheckpoint(wc, max_time, tuple(vector), errors, vertices)
+
+
+def list_shard_checkpoints(store: LogStore) -> list[tuple[int, float]]:
+    """``(worker clock, max event time)`` of every shard checkpoint, oldest first."""
+    raw = store.get_meta(_CHECKPOINTS_KEY)
+    return [] if raw is None else list(pickle.loads(raw))
+
+
+def load_shard_checkpoint(store: LogStore, upto_wc: int) -> ShardCheckpoint | None:
+    """The latest shard checkpoint at or before worker clock ``upto_wc``, if any."""
+    found = store.floor(LogName.CHECKPOINTS, upto_wc) if upto_wc > 0 else None
+    return decode_shard_checkpoint(found[1]) if found is not None else None
+
+
+def replay_event(vertices: dict[VertexId, VertexRecord], entry: EventEntry) -> None:
+    """Apply one logged event entry to ``vertices`` (the replay step of recovery and of
+    snapshot reconstruction)."""
+    vid = entry.vertex
+    if entry.error is not None:
+        record = vertices.get(vid)
+        if record is not None:
+            record.clock, record.time = entry.clock, entry.time
+        return
+    if entry.clock == 0:  # a message that found nothing to act on
+        return
+    if entry.deleted:
+        vertices.pop(vid, None)
+        return
+    if entry.checkpoint is not None:
+        type_name, state, out_edges, in_edges = entry.checkpoint
+        vertices[vid] = VertexRecord(type_name, state, out_edges, in_edges, entry.clock, entry.time)
+        return
+    apply_event(vertices[vid], entry)
 
 
 def apply_event(record: VertexRecord, entry: EventEntry) -> None:

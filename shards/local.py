@@ -7,6 +7,7 @@ recovery -- can be tested in milliseconds without Ray.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -39,6 +40,7 @@ class LocalRuntime:
         store_factory: Callable[[int], LogStore | None] | None = None,
         *,
         checkpoint_interval: int = 64,
+        shard_checkpoint_interval: int = 100_000,
         batch_size: int = 1000,
     ) -> None:
         LocalRuntime._instances += 1
@@ -47,6 +49,7 @@ class LocalRuntime:
         self.types = types or VertexTypes()
         self.num_shards = num_shards
         self.checkpoint_interval = checkpoint_interval
+        self.shard_checkpoint_interval = shard_checkpoint_interval
         self.batch_size = batch_size
         self._stores: list[LogStore | None] = [self._factory(k) for k in range(num_shards)]
         self.cores = [self._new_core(k) for k in range(num_shards)]
@@ -59,24 +62,35 @@ class LocalRuntime:
             self._stores[shard],
             self.types,
             checkpoint_interval=self.checkpoint_interval,
+            shard_checkpoint_interval=self.shard_checkpoint_interval,
         )
 
     def ingest(self, updates: Iterable[Update], source: str = "iterable") -> None:
         """Apply ``updates`` (stamped with ``(source, offset)`` if they are not) and run
         until no message is pending."""
         buffers: list[list[Update]] = [[] for _ in range(self.num_shards)]
+        latest = -math.inf
+        self._set_frontier(-math.inf, reset=True)
         for i, update in enumerate(updates, start=1):
             if update.offset < 0:
                 update = update.with_origin(source, i)
+            latest = max(latest, update.ts)
             shard = shard_of(update.vertex, self.num_shards)
             buffers[shard].append(update)
             if len(buffers[shard]) >= self.batch_size:
-                self.push(shard, buffers[shard])
-                buffers[shard] = []
+                batch, buffers[shard] = buffers[shard], []
+                unsent = [u.ts for b in buffers for u in b]
+                self._set_frontier(min(unsent, default=latest))
+                self.push(shard, batch)
         for shard, buffered in enumerate(buffers):
             if buffered:
                 self.push(shard, buffered)
+        self._set_frontier(math.inf)
         self.run_until_quiet()
+
+    def _set_frontier(self, time: float, *, reset: bool = False) -> None:
+        for core in self.cores:
+            core.set_frontier(time, reset=reset)
 
     def push(self, shard: int, updates: list[Update]) -> None:
         """Hand one batch of one source's updates to ``shard`` (like a source does)."""

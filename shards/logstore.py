@@ -1,11 +1,12 @@
-"""Per-shard event-sourcing log store: three append-only logs plus a small meta map.
+"""Per-shard event-sourcing log store: four append-only logs plus a small meta map.
 
-A shard keeps three logs -- :attr:`LogName.COMMANDS`, :attr:`LogName.EVENTS` and
-:attr:`LogName.CLOCKS` -- each a map from a sequence number (``seq``, an integer in
-``[1, 2**64)``) to an opaque ``bytes`` value, and a ``meta`` map from ``str`` keys to
-``bytes``. Two implementations share one contract (:class:`LogStore`, checked by the
-conformance suite ``tests/shards/log_spec.py``): :class:`MemoryLogStore` for fast
-in-process tests and :class:`RocksLogStore` over a real RocksDB database.
+A shard keeps four logs -- :attr:`LogName.COMMANDS`, :attr:`LogName.EVENTS`,
+:attr:`LogName.CLOCKS` and :attr:`LogName.CHECKPOINTS` -- each a map from a sequence
+number (``seq``, an integer in ``[1, 2**64)``) to an opaque ``bytes`` value, and a
+``meta`` map from ``str`` keys to ``bytes``. Two implementations share one contract
+(:class:`LogStore`, checked by the conformance suite ``tests/shards/log_spec.py``):
+:class:`MemoryLogStore` for fast in-process tests and :class:`RocksLogStore` over a real
+RocksDB database.
 
 Guarantees:
 
@@ -81,11 +82,12 @@ _CHUNK_MAX = 8192
 
 
 class LogName(enum.StrEnum):
-    """The three logs of a shard; the value is the RocksDB column family name."""
+    """The logs of a shard; the value is the RocksDB column family name."""
 
     COMMANDS = "commands"
     EVENTS = "events"
     CLOCKS = "clocks"
+    CHECKPOINTS = "checkpoints"
 
 
 class LogError(Exception):

@@ -56,6 +56,7 @@ class ShardWorker:
         types: VertexTypes,
         *,
         checkpoint_interval: int = 64,
+        shard_checkpoint_interval: int = 100_000,
         sync: bool = False,
         max_pending: int = 200_000,
         max_batch: int = 20_000,
@@ -72,6 +73,7 @@ class ShardWorker:
             RocksLogStore(log_path, sync=sync),
             types,
             checkpoint_interval=checkpoint_interval,
+            shard_checkpoint_interval=shard_checkpoint_interval,
         )
         self._peers: list[Any] = [None] * num_shards
         self._wake: list[asyncio.Event] = []
@@ -87,10 +89,20 @@ class ShardWorker:
         """Apply a batch of stream updates; returns ``(applied position, buffered)``."""
         self._start()
         assert self._drained is not None
-        while self.core.pending_total() > self.max_pending:
+        while (
+            self.core.pending_total() > self.max_pending
+            and self.core.releasable_pending() > self.max_pending
+        ):
             self._drained.clear()
             await self._drained.wait()
         return self._handle(batch)
+
+    async def set_frontier(self, time: float, reset: bool = False) -> None:
+        """Release held messages up to event time ``time`` (see ``ShardCore.set_frontier``)."""
+        self._start()
+        self.core.set_frontier(time, reset=reset)
+        for event in self._wake:
+            event.set()
 
     async def deliver(self, batch: Batch) -> tuple[int, bool]:
         """Apply a batch of messages from a shard; returns ``(applied position, buffered)``."""
