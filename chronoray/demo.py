@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -11,13 +12,14 @@ from rich.table import Table
 from chronoray.graph import GraphCluster
 from chronoray.sources import SnapEdgeSource
 
-__all__ = ["run_demo", "plot_degree_distribution"]
+__all__ = ["run_demo", "plot_degree_distribution", "plot_growth"]
 
 
 def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, object]:
     """Ingest ``data`` (a SNAP edge list) into ``shards`` shard actors with logs under
     ``out/logs``, check the graph against the file, print a summary, draw the degree
-    distribution to ``out/degree_distribution.png``; returns the summary."""
+    distribution (``out/degree_distribution.png``), then travel back in time: snapshots
+    at past times, checked against the file, and their growth (``out/growth.png``)."""
     out.mkdir(parents=True, exist_ok=True)
     expected = _pair_counts(data)
     with GraphCluster(log_dir=str(out / "logs"), num_shards=shards) as graph:
@@ -25,7 +27,20 @@ def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, 
         stats = graph.stats()
         edges = {(s, d): p["count"] for s, d, p in graph.edges()}
         degrees = graph.degrees()
-    matches = edges == dict(expected)
+        matches = edges == dict(expected)
+        _print_summary(console, data, out, shards, report, stats, matches)
+        _print_top(console, edges, degrees)
+        picture = plot_degree_distribution(degrees, out / "degree_distribution.png", data.name)
+        console.print(f"degree distribution drawn to {picture}")
+        growth = _time_travel(graph, data, out, console)
+    if not matches or not all(g["as_in_file"] for g in growth):
+        raise SystemExit("the graph does not match the file")
+    return {"vertices": stats.vertices, "edges": stats.edges, "matches": matches, "growth": growth}
+
+
+def _print_summary(
+    console: Console, data: Path, out: Path, shards: int, report: Any, stats: Any, matches: bool
+) -> None:
     table = Table(title=f"{data.name} on {shards} shards (logs in {out / 'logs'})")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -40,6 +55,11 @@ def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, 
     ):
         table.add_row(name, value)
     console.print(table)
+
+
+def _print_top(
+    console: Console, edges: dict[tuple[int, int], int], degrees: dict[object, tuple[int, int]]
+) -> None:
     top = Table(title="most active senders")
     for column in ("vertex", "out-degree", "in-degree", "messages sent"):
         top.add_column(column, justify="right")
@@ -50,11 +70,89 @@ def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, 
         out_deg, in_deg = degrees[vid]
         top.add_row(str(vid), str(out_deg), str(in_deg), str(count))
     console.print(top)
-    picture = plot_degree_distribution(degrees, out / "degree_distribution.png", data.name)
-    console.print(f"degree distribution drawn to {picture}")
-    if not matches:
-        raise SystemExit("the ingested graph does not match the file")
-    return {"vertices": stats.vertices, "edges": stats.edges, "matches": matches}
+
+
+def _time_travel(
+    graph: GraphCluster, data: Path, out: Path, console: Console
+) -> list[dict[str, float]]:
+    """Snapshots at past times, checked against the file: a table and a growth plot."""
+    lines = []
+    with data.open() as f:
+        for line in f:
+            src, dst, ts = line.split()
+            lines.append((int(ts), int(src), int(dst)))
+    first, last = lines[0][0], lines[-1][0]
+    points = [first + (last - first) * i / 12 for i in range(1, 13)]
+    table = Table(title="time travel: the graph as it was (rebuilt from the logs)")
+    for column in ("time (UTC)", "vertices", "edges", "messages", "as in file", "rebuilt in"):
+        table.add_column(column, justify="right")
+    growth = []
+    with console.status("rebuilding past snapshots..."):
+        for t in points:
+            snap = graph.snapshot(at=t)
+            edges = (
+                snap.edges().to_pydict() if snap.meta.edges else {"src": [], "dst": [], "count": []}
+            )
+            counts = dict(
+                zip(zip(edges["src"], edges["dst"], strict=True), edges["count"], strict=True)
+            )
+            expected: Counter[tuple[int, int]] = Counter(
+                (src, dst) for ts, src, dst in lines if ts <= t
+            )
+            growth.append(
+                {
+                    "time": t,
+                    "vertices": snap.meta.vertices,
+                    "edges": snap.meta.edges,
+                    "messages": sum(counts.values()),
+                    "seconds": snap.meta.build_seconds,
+                    "as_in_file": counts == dict(expected),
+                }
+            )
+    for row in growth[2::3]:
+        table.add_row(
+            _utc(row["time"]),
+            f"{row['vertices']:,}",
+            f"{row['edges']:,}",
+            f"{row['messages']:,}",
+            "yes" if row["as_in_file"] else "NO",
+            f"{row['seconds']:.2f} s",
+        )
+    console.print(table)
+    picture = plot_growth(growth, out / "growth.png", data.name)
+    console.print(f"growth over time drawn to {picture}")
+    return growth
+
+
+def _utc(t: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def plot_growth(growth: list[dict[str, float]], path: Path, title: str) -> Path:
+    """Vertices, edges and messages of past snapshots over time, as a PNG."""
+    import datetime
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    when = [datetime.datetime.fromtimestamp(g["time"], datetime.UTC) for g in growth]
+    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
+    for key in ("vertices", "edges", "messages"):
+        ax.plot(when, [g[key] for g in growth], marker="o", markersize=3, label=key)
+    ax.set_yscale("log")
+    ax.set_ylabel("count (snapshot at that time)")
+    ax.set_title(f"{title}: the graph at 12 past times")
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
 
 
 def _pair_counts(path: Path) -> Counter[tuple[int, int]]:

@@ -47,6 +47,7 @@ class ShardPart:
     replayed: int = 0  # event entries replayed
     checkpoint: int = 0  # worker clock of the shard checkpoint started from (0: none)
     seconds: float = 0.0
+    windowed: bool = False
     window_edges: dict[tuple[VertexId, VertexId], list[float]] = field(default_factory=dict)
     window_vertices: set[VertexId] = field(default_factory=set)
 
@@ -87,7 +88,7 @@ def rebuild_part(
         checkpoint = load_shard_checkpoint(store, start_from)
         assert checkpoint is not None and checkpoint.wc == start_from
         vertices = checkpoint.vertices
-    part = ShardPart(shard, vertices, 0, checkpoint=start_from)
+    part = ShardPart(shard, vertices, 0, checkpoint=start_from, windowed=since is not None)
     window = part.window_edges
     for wc, data in store.scan(LogName.EVENTS, start_from + 1, bound + 1):
         entry = decode_event(data)
@@ -111,7 +112,7 @@ def rebuild_part(
 def part_rows(part: ShardPart) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Plain rows of a part: ``(vertices, edges)``. Window parts keep only what changed
     in the window and add ``window_count``/``window_first``/``window_last`` to edges."""
-    windowed = bool(part.window_edges or part.window_vertices)
+    windowed = part.windowed
     vertex_rows = []
     edge_rows = []
     for vid, record in part.vertices.items():

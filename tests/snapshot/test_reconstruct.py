@@ -84,13 +84,18 @@ def test_windows_equal_the_file(college_graph, college):
         ), (t0, t1)
 
 
-def test_bitcoin_time_cuts_keep_ratings(bitcoin):
-    rt = LocalRuntime(2, shard_checkpoint_interval=10_000)
+@pytest.mark.parametrize("shards", [1, 2, 4])
+def test_bitcoin_time_cuts_and_windows_keep_ratings(bitcoin, shards):
+    rt = LocalRuntime(shards, shard_checkpoint_interval=10_000)
     rt.ingest(BitcoinCsvSource(bitcoinotc_path()).read(), source="btc")
-    for t in _probe_times(bitcoin, 5, seed=3):
+    probes = _probe_times(bitcoin, 5, seed=shards)
+    for t in probes:
         _, edges = _edges_at(rt, at=t)
         expected = {p: ev[0] for p, ev in bitcoin.items() if ev[0][0] <= t}
         assert {(e["src"], e["dst"]): (e["first_ts"], e["weight"]) for e in edges} == expected
+    t0, t1 = sorted(probes[4:6])
+    _, edges = _edges_at(rt, at=t1, since=t0)
+    assert {(e["src"], e["dst"]): e["window_count"] for e in edges} == _expected(bitcoin, t1, t0)
     rt.close()
 
 
