@@ -594,6 +594,8 @@ class _Feeder:
         self.inflight[shard].clear()
         self.unconfirmed[shard] = []
         actor = self.graph._shards[shard]
+        # a restarted shard forgot the frontier: hold its messages again until told more
+        _retrying(lambda: ray.get(actor.set_frontier.remote(self._frontier, True)))
         for batch in pending:
             if batch.items[-1][0] <= self.acked[shard]:
                 continue

@@ -31,6 +31,7 @@ __all__ = [
     "edge_oracle",
     "kill_shard",
     "pair_counts",
+    "pair_counts_between",
 ]
 
 EdgeOracle = dict[tuple[int, int], list[tuple[float, float]]]
@@ -57,6 +58,23 @@ def edge_oracle(path: str | Path, fmt: Literal["snap", "bitcoin-csv"]) -> EdgeOr
 def pair_counts(oracle: EdgeOracle) -> Counter[tuple[int, int]]:
     """Occurrences per ``(src, dst)`` pair."""
     return Counter({pair: len(events) for pair, events in oracle.items()})
+
+
+def pair_counts_between(
+    oracle: EdgeOracle, t1: float, t0: float = float("-inf")
+) -> dict[tuple[int, int], int]:
+    """Occurrences per pair with time in ``[t0, t1]`` (pairs with none left out): what a
+    time cut at ``t1`` (or a window ``(t0, t1)``) must hold.
+
+    >>> pair_counts_between({(1, 2): [(5.0, 0.0), (9.0, 0.0)], (2, 3): [(8.0, 0.0)]}, 8.0)
+    {(1, 2): 1, (2, 3): 1}
+    """
+    counts = {}
+    for pair, events in oracle.items():
+        n = sum(1 for ts, _ in events if t0 <= ts <= t1)
+        if n:
+            counts[pair] = n
+    return counts
 
 
 def kill_shard(graph: Any, shard: int) -> int:

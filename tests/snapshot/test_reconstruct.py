@@ -8,7 +8,7 @@ import pytest
 
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.sources import BitcoinCsvSource, SnapEdgeSource
-from chronoray.testing import LocalRuntime, TokenVertex, causality_violations
+from chronoray.testing import LocalRuntime, TokenVertex, causality_violations, pair_counts_between
 from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
 from snapshot.retro import vertex_history, vertex_state_at
 from vertex import VertexTypes
@@ -28,15 +28,6 @@ def _probe_times(oracle, count: int, seed: int) -> list[float]:
         probes.append(times[i])
         probes.append((times[i] + times[i + 1]) / 2)  # strictly between two events
     return probes
-
-
-def _expected(oracle, t1: float, t0: float = float("-inf")) -> dict[tuple[int, int], int]:
-    counts = {}
-    for pair, events in oracle.items():
-        n = sum(1 for ts, _ in events if t0 <= ts <= t1)
-        if n:
-            counts[pair] = n
-    return counts
 
 
 def _edges_at(rt: LocalRuntime, **cut) -> tuple[list[dict], list[dict]]:
@@ -62,7 +53,7 @@ def test_time_cuts_equal_the_file(college_graph, college):
     assert any(core.checkpoints for core in rt.cores)  # the cuts start from checkpoints
     for t in _probe_times(college, 8, seed=len(rt.cores)):
         vertices, edges = _edges_at(rt, at=t)
-        expected = _expected(college, t)
+        expected = pair_counts_between(college, t)
         assert {(e["src"], e["dst"]): e["count"] for e in edges} == expected, t
         # (vertex set: see the note on event time below)
         for e in edges:
@@ -79,7 +70,7 @@ def test_windows_equal_the_file(college_graph, college):
         windows.append((a, b))
     for t0, t1 in windows:
         _, edges = _edges_at(college_graph, at=t1, since=t0)
-        assert {(e["src"], e["dst"]): e["window_count"] for e in edges} == _expected(
+        assert {(e["src"], e["dst"]): e["window_count"] for e in edges} == pair_counts_between(
             college, t1, t0
         ), (t0, t1)
 
@@ -95,7 +86,9 @@ def test_bitcoin_time_cuts_and_windows_keep_ratings(bitcoin, shards):
         assert {(e["src"], e["dst"]): (e["first_ts"], e["weight"]) for e in edges} == expected
     t0, t1 = sorted(probes[4:6])
     _, edges = _edges_at(rt, at=t1, since=t0)
-    assert {(e["src"], e["dst"]): e["window_count"] for e in edges} == _expected(bitcoin, t1, t0)
+    assert {(e["src"], e["dst"]): e["window_count"] for e in edges} == pair_counts_between(
+        bitcoin, t1, t0
+    )
     rt.close()
 
 

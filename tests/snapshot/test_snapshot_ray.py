@@ -11,18 +11,9 @@ import pytest
 
 import chronoray as cr
 from chronoray.datasets import collegemsg_path
-from chronoray.testing import TokenVertex, causality_violations
+from chronoray.testing import TokenVertex, causality_violations, pair_counts_between
 
 pytestmark = [pytest.mark.ray]
-
-
-def _counts_upto(oracle, t1, t0=float("-inf")):
-    out = {}
-    for pair, events in oracle.items():
-        n = sum(1 for ts, _ in events if t0 <= ts <= t1)
-        if n:
-            out[pair] = n
-    return out
 
 
 def _snap_counts(snap, column="count"):
@@ -52,11 +43,13 @@ def test_snapshots_at_times_windows_and_views(ray_session, tmp_path, college):
             times[-1],
         ):
             snap = g.snapshot(at=t)
-            assert _snap_counts(snap) == _counts_upto(college, t), t
-            assert snap.meta.kind == "time" and snap.meta.edges == len(_counts_upto(college, t))
+            assert _snap_counts(snap) == pair_counts_between(college, t), t
+            assert snap.meta.kind == "time" and snap.meta.edges == len(
+                pair_counts_between(college, t)
+            )
         t0, t1 = times[10000], times[20000]
         window = g.snapshot(window=(t0, t1))
-        assert _snap_counts(window, "window_count") == _counts_upto(college, t1, t0)
+        assert _snap_counts(window, "window_count") == pair_counts_between(college, t1, t0)
         now = g.snapshot()
         assert now.meta.edges == 20296 and now.meta.vertices == 1899
         assert sum(now.meta.checkpoints) > 0  # rebuilt from shard checkpoints
@@ -84,7 +77,7 @@ def test_snapshot_during_ingestion_equals_after(ray_session, tmp_path, college):
         g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=take)
         assert during, "the callback took no snapshot"
         after = g.snapshot(at=t)
-        assert _snap_counts(during[0]) == _snap_counts(after) == _counts_upto(college, t)
+        assert _snap_counts(during[0]) == _snap_counts(after) == pair_counts_between(college, t)
         late = float(lines[-1].split()[2])
         with pytest.raises(cr.SnapshotNotReady):
             g._feeder = _Reading(late)  # a source still reading before `late`
@@ -141,7 +134,7 @@ def test_retrospection_and_cli(ray_session, tmp_path, college):
     assert result.exit_code == 0, result.output
     edges = pq.read_table(out / "edges.parquet")
     assert {"src", "dst", "count", "first_ts", "last_ts"} <= set(edges.column_names)
-    assert edges.num_rows == len(_counts_upto(college, t))
+    assert edges.num_rows == len(pair_counts_between(college, t))
     result = runner.invoke(
         main, ["history", "9", "--log-dir", str(log_dir), "--to", str(t), "--json"]
     )
