@@ -39,7 +39,12 @@ def main() -> None:
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "--format", "fmt", type=click.Choice(["snap", "bitcoin-csv"]), default="snap", show_envvar=True
+    "--format",
+    "fmt",
+    type=click.Choice(["snap", "bitcoin-csv"]),
+    default="snap",
+    envvar="CHRONORAY_INGEST_FORMAT",
+    show_envvar=True,
 )
 @click.option(
     "--shards",
