@@ -539,10 +539,10 @@ class _Feeder:
     def _advance_frontier(self) -> None:
         """Tell the shards the time up to which every update read so far was applied."""
         unapplied = [u.ts for buffer in self.buffers for u in buffer]
-        for shard in range(self.graph.num_shards):
-            unapplied += [
-                min_ts for last, min_ts in self.open_batches[shard] if last > self.acked[shard]
-            ]
+        for shard, batches in enumerate(self.open_batches):
+            while batches and batches[0][0] <= self.acked[shard]:
+                batches.popleft()
+            unapplied += [min_ts for _, min_ts in batches]
         frontier = min(unapplied, default=self.max_ts)
         if frontier > self._frontier:
             self._frontier = frontier
