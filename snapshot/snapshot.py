@@ -42,6 +42,8 @@ class SnapshotMeta:
     edges: int = 0
     replayed: int = 0  # log entries replayed, all shards
     checkpoints: list[int] = field(default_factory=list)  # shard checkpoint used per shard
+    part_vertices: list[int] = field(default_factory=list)  # rows per shard
+    part_edges: list[int] = field(default_factory=list)
     build_seconds: float = 0.0
     shard_seconds: list[float] = field(default_factory=list)
 
@@ -159,8 +161,10 @@ def build_snapshot(
         stat_refs.append(s)
     stats = ray.get(stat_refs)
     meta.cut = [s["bound"] for s in stats]
-    meta.vertices = sum(s["vertices"] for s in stats)
-    meta.edges = sum(s["edges"] for s in stats)
+    meta.part_vertices = [s["vertices"] for s in stats]
+    meta.part_edges = [s["edges"] for s in stats]
+    meta.vertices = sum(meta.part_vertices)
+    meta.edges = sum(meta.part_edges)
     meta.replayed = sum(s["replayed"] for s in stats)
     meta.checkpoints = [s["checkpoint"] for s in stats]
     meta.shard_seconds = [s["seconds"] for s in stats]

@@ -1,4 +1,15 @@
-"""Spark (RayDP) in the same Ray cluster, snapshots as DataFrames. Not built yet: see the
-project's issues."""
+"""Spark (RayDP) in the same Ray cluster: one reused session, snapshots as DataFrames and
+results back as Ray datasets, Arrow or pandas. Analyses come next (see the issues)."""
 
-__all__: list[str] = []
+from spark_bridge.convert import snapshot_to_spark, to_arrow, to_pandas, to_ray_dataset
+from spark_bridge.session import JDK17_JAVA_OPTIONS, spark_session, stop_spark
+
+__all__ = [
+    "JDK17_JAVA_OPTIONS",
+    "snapshot_to_spark",
+    "spark_session",
+    "stop_spark",
+    "to_arrow",
+    "to_pandas",
+    "to_ray_dataset",
+]

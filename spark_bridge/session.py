@@ -1,0 +1,116 @@
+"""One Spark session per process, its executors Ray actors in the same cluster (RayDP).
+
+Facts this module relies on (RayDP 1.6.5, Spark 3.5.7, Ray 2.60, JDK 17), measured here:
+
+* Spark -> Ray (``ray.data.from_spark``) needs ``fault_tolerant_mode=True`` and RayDP's own
+  JDK 17 ``--add-opens`` list on the driver *and* on the RayDP app master
+  (``spark.ray.raydp_app_master.extraJavaOptions``); without ``java.lang`` there the app
+  master's Java actor fails to serialise, Ray kills the executor it owns ("Lost executor",
+  "Check failed: objects_valid"); without ``java.math`` on the driver ``from_spark`` fails.
+* Ray -> Spark (``Dataset.to_spark``) runs Python in the executor: ``PYSPARK_PYTHON`` must be
+  this interpreter.
+* ``init_spark`` takes ~10 s: the session is started once and reused; it is stopped at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import time
+from typing import Any
+
+import ray
+
+__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stop_spark"]
+
+JDK17_JAVA_OPTIONS = " ".join(
+    [
+        "-XX:+IgnoreUnrecognizedVMOptions",
+        *(
+            f"--add-opens=java.base/{package}=ALL-UNNAMED"
+            for package in (
+                "java.lang",
+                "java.lang.invoke",
+                "java.io",
+                "java.net",
+                "java.nio",
+                "java.math",
+                "java.text",
+                "java.util",
+                "java.util.concurrent",
+                "java.util.concurrent.atomic",
+                "sun.nio.ch",
+                "sun.nio.cs",
+                "sun.security.action",
+                "sun.util.calendar",
+            )
+        ),
+        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    ]
+)
+"""RayDP's own JDK 17 option list (``raydp/bin/raydp-submit``)."""
+
+_APP_NAME = "chronoray"
+_session: Any = None
+
+
+def spark_session(
+    *,
+    executors: int = 1,
+    executor_cores: int = 1,
+    executor_memory: str = "1g",
+    shuffle_partitions: int = 4,
+) -> Any:
+    """The process's Spark session on the current Ray cluster, started on first use.
+
+    Executors are Ray actors (RayDP). Ray must be initialised already (``GraphCluster``
+    does it). Later calls return the same session whatever their arguments.
+    """
+    global _session
+    if _session is not None:
+        return _session
+    if not ray.is_initialized():
+        raise RuntimeError("start Ray first (e.g. create a GraphCluster)")
+    import raydp
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    configs = {  # a fresh dict: init_spark changes the one it gets
+        "spark.driver.extraJavaOptions": JDK17_JAVA_OPTIONS,
+        "spark.executor.extraJavaOptions": JDK17_JAVA_OPTIONS,
+        "spark.ray.raydp_app_master.extraJavaOptions": JDK17_JAVA_OPTIONS,
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.ui.enabled": "false",
+    }
+    _session = raydp.init_spark(
+        _APP_NAME,
+        num_executors=executors,
+        executor_cores=executor_cores,
+        executor_memory=executor_memory,
+        fault_tolerant_mode=True,
+        configs=configs,
+    )
+    atexit.register(stop_spark)
+    return _session
+
+
+def stop_spark(timeout: float = 30.0) -> None:
+    """Stop the session (if any) and wait until RayDP's master actor is gone, so a new
+    session can start in the same Ray cluster."""
+    global _session
+    if _session is None:
+        return
+    import raydp
+
+    _session = None
+    raydp.stop_spark()
+    if not ray.is_initialized():
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ray.get_actor(f"{_APP_NAME}_SPARK_MASTER")
+        except ValueError:
+            return
+        time.sleep(0.1)
