@@ -96,32 +96,48 @@ def _ray_run(n: int, m: int, shards: int, workdir: Path) -> dict[str, Any]:
     }
 
 
+def _median(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median rate, plus every trial's rate."""
+    ordered = sorted(results, key=lambda r: r["rate"])
+    return {**ordered[len(ordered) // 2], "trial_rates": [round(r["rate"]) for r in results]}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vertices", type=int, default=1000)
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--skip-ray", action="store_true")
+    parser.add_argument("--trials", type=int, default=3, help="Runs per mode; median kept.")
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
     n, m = args.vertices, args.messages
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-"))
+    trials: dict[str, list[dict[str, Any]]] = {}
     try:
-        runs: dict[str, dict[str, Any]] = {}
-        runs["core-logged"] = _core_run(n, m, True, workdir)
-        runs["core-ephemeral"] = _core_run(n, m, False, workdir)
-        runs["rocksdict-raw"] = _raw_puts(m, runs["core-logged"]["event_value_bytes"], workdir)
         if not args.skip_ray:
-            import ray
-
             from chronoray.config import Config
             from chronoray.graph import ensure_ray
 
             ensure_ray(Config.load())
-            runs["ray-logged-1"] = _ray_run(n, m, 1, workdir)
-            runs["ray-logged-2"] = _ray_run(n, m, 2, workdir)
-            ray.shutdown()
+        # modes interleaved per trial, so a slow spell of this shared machine hits them all
+        for trial in range(args.trials):
+            here = workdir / f"trial-{trial}"
+            here.mkdir()
+            logged = _core_run(n, m, True, here)
+            trials.setdefault("core-logged", []).append(logged)
+            trials.setdefault("core-ephemeral", []).append(_core_run(n, m, False, here))
+            raw = _raw_puts(m, logged["event_value_bytes"], here)
+            trials.setdefault("rocksdict-raw", []).append(raw)
+            if not args.skip_ray:
+                trials.setdefault("ray-logged-1", []).append(_ray_run(n, m, 1, here))
+                trials.setdefault("ray-logged-2", []).append(_ray_run(n, m, 2, here))
     finally:
+        if not args.skip_ray:
+            import ray
+
+            ray.shutdown()
         shutil.rmtree(workdir, ignore_errors=True)
+    runs = {name: _median(results) for name, results in trials.items()}
     ratios = {
         "logging_cost (ephemeral / logged, core)": runs["core-ephemeral"]["rate"]
         / runs["core-logged"]["rate"],
@@ -139,6 +155,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "benchmark": "ring",
         "vertices": n,
         "messages": m,
+        "trials": args.trials,
         "machine": {"cpus": _cpus(), "python": platform.python_version()},
         "runs": runs,
         "ratios": ratios,
@@ -159,6 +176,10 @@ def _cpus() -> int:
 def _table(result: dict[str, Any]) -> str:
     lines = [
         f"# Ring benchmark: {result['vertices']:,} vertices, {result['messages']:,} executions",
+        "",
+        f"Median of {result['trials']} interleaved trials per run (this shared 2-core VM varies"
+        " by up to 2x between runs). Targets from the issue: >= 200 k logged executions/s per"
+        " shard, logging cost <= 1.5x.",
         "",
         "| run | executions | seconds | executions/s |",
         "|---|---:|---:|---:|",
