@@ -131,11 +131,9 @@ class GraphCluster:
         default_vertex: type[Vertex] | None = None,
         **overrides: Any,
     ) -> None:
-        self.config = (
-            (config or Config.load()).replace(**overrides)
-            if overrides
-            else (config or Config.load())
-        )
+        base = config or Config.load()
+        given = {k: v for k, v in overrides.items() if v is not None}
+        self.config = base.replace(**given) if given else base
         self.log_dir = Path(self.config.log_dir).resolve()
         self.types = VertexTypes(vertex_types, default_vertex)
         self._write_or_check_manifest()

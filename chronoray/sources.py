@@ -233,7 +233,21 @@ def _snap_slow(raw: bytes) -> tuple[int, int, int] | str | None:
     return f"time is not a number: {_show(ts)}"
 
 
-class SnapEdgeSource(_RecordSource):
+class _FileSource(_RecordSource):
+    """A source reading one file; named after the file's base name unless given a name."""
+
+    path: Path
+
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
+        self.path = _existing_file(path)
+        self.name = name if name is not None else self.path.name
+        self._where = os.fspath(path)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._where!r}, name={self.name!r})"
+
+
+class SnapEdgeSource(_FileSource):
     """A SNAP temporal edge list: one ``SRC DST TS`` line per edge occurrence.
 
     Fields are separated by spaces/tabs; ``SRC``/``DST`` are integer vertex ids, ``TS``
@@ -242,14 +256,6 @@ class SnapEdgeSource(_RecordSource):
     ``name`` defaults to the file's base name. A missing file raises
     ``FileNotFoundError`` here, at construction.
     """
-
-    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
-        self.path = _existing_file(path)
-        self.name = name if name is not None else self.path.name
-        self._where = os.fspath(path)
-
-    def __repr__(self) -> str:
-        return f"SnapEdgeSource({self._where!r}, name={self.name!r})"
 
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
@@ -309,7 +315,7 @@ def _csv_slow(raw: bytes) -> tuple[int, int, int, float] | str | None:
     return int(src), int(dst), r, t
 
 
-class BitcoinCsvSource(_RecordSource):
+class BitcoinCsvSource(_FileSource):
     """SNAP's Bitcoin OTC/Alpha CSV: ``SRC,DST,RATING,TIME`` lines, no header.
 
     ``SRC``/``DST`` are integer ids, ``RATING`` an integer in ``[-10, 10]``, ``TIME``
@@ -319,14 +325,6 @@ class BitcoinCsvSource(_RecordSource):
     ``name`` defaults to the file's base name. A missing file raises
     ``FileNotFoundError`` here, at construction.
     """
-
-    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
-        self.path = _existing_file(path)
-        self.name = name if name is not None else self.path.name
-        self._where = os.fspath(path)
-
-    def __repr__(self) -> str:
-        return f"BitcoinCsvSource({self._where!r}, name={self.name!r})"
 
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
