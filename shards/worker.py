@@ -89,10 +89,7 @@ class ShardWorker:
         """Apply a batch of stream updates; returns ``(applied position, buffered)``."""
         self._start()
         assert self._drained is not None
-        while (
-            self.core.pending_total() > self.max_pending
-            and self.core.releasable_pending() > self.max_pending
-        ):
+        while self._backlogged():
             self._drained.clear()
             await self._drained.wait()
         return self._handle(batch)
@@ -201,8 +198,17 @@ class ShardWorker:
             core.ack(dest, applied)
             if buffered:
                 core.rewind(dest)
-            if self._drained is not None and core.pending_total() <= self.max_pending:
+            if self._drained is not None and not self._backlogged():
                 self._drained.set()
+
+    def _backlogged(self) -> bool:
+        """Too many sendable messages wait: hold source batches back. Messages held by the
+        frontier do not count, since only the source's progress releases them."""
+        core = self.core
+        return (
+            core.pending_total() > self.max_pending
+            and core.releasable_pending() > self.max_pending
+        )
 
     def _peer(self, dest: int) -> Any:
         if self._peers[dest] is None:

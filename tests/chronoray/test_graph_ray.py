@@ -218,3 +218,16 @@ def test_demo_writes_summary_and_png(ray_session, tmp_path):
     for picture in ("degree_distribution.png", "growth.png"):
         png = Path(out / picture).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_backpressure_with_tiny_outboxes_still_completes(ray_session, tmp_path, college):
+    """Shards refuse source batches while their outboxes are full; nothing deadlocks."""
+    updates = list(cr.SnapEdgeSource(collegemsg_path()).read())[:12000]
+    with cr.GraphCluster(
+        num_shards=2, log_dir=str(tmp_path / "g"), max_pending=50, batch_size=500
+    ) as g:
+        g.ingest(updates, name="first-12000")
+        expected: dict[tuple[int, int], int] = {}
+        for u in updates:
+            expected[(u.vertex, u.dst)] = expected.get((u.vertex, u.dst), 0) + 1
+        assert _counts(g) == expected
