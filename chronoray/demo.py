@@ -11,6 +11,7 @@ from rich.table import Table
 
 from chronoray.graph import GraphCluster
 from chronoray.sources import SnapEdgeSource
+from chronoray.testing import EdgeOracle, edge_oracle, pair_counts, pair_counts_between
 
 __all__ = ["run_demo", "plot_degree_distribution", "plot_growth"]
 
@@ -21,18 +22,18 @@ def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, 
     distribution (``out/degree_distribution.png``), then travel back in time: snapshots
     at past times, checked against the file, and their growth (``out/growth.png``)."""
     out.mkdir(parents=True, exist_ok=True)
-    expected = _pair_counts(data)
+    oracle = edge_oracle(data, "snap")  # the file read independently of chronoray
     with GraphCluster(log_dir=str(out / "logs"), num_shards=shards) as graph:
         report = graph.ingest(SnapEdgeSource(data), progress=True)
         stats = graph.stats()
         edges = {(s, d): p["count"] for s, d, p in graph.edges()}
         degrees = graph.degrees()
-        matches = edges == dict(expected)
+        matches = edges == dict(pair_counts(oracle))
         _print_summary(console, data, out, shards, report, stats, matches)
         _print_top(console, edges, degrees)
         picture = plot_degree_distribution(degrees, out / "degree_distribution.png", data.name)
         console.print(f"degree distribution drawn to {picture}")
-        growth = _time_travel(graph, data, out, console)
+        growth = _time_travel(graph, oracle, out, data.name, console)
     if not matches or not all(g["as_in_file"] for g in growth):
         raise SystemExit("the graph does not match the file")
     return {"vertices": stats.vertices, "edges": stats.edges, "matches": matches, "growth": growth}
@@ -73,15 +74,11 @@ def _print_top(
 
 
 def _time_travel(
-    graph: GraphCluster, data: Path, out: Path, console: Console
+    graph: GraphCluster, oracle: EdgeOracle, out: Path, name: str, console: Console
 ) -> list[dict[str, float]]:
     """Snapshots at past times, checked against the file: a table and a growth plot."""
-    lines = []
-    with data.open() as f:
-        for line in f:
-            src, dst, ts = line.split()
-            lines.append((int(ts), int(src), int(dst)))
-    first, last = lines[0][0], lines[-1][0]
+    times = [ts for events in oracle.values() for ts, _ in events]
+    first, last = min(times), max(times)
     points = [first + (last - first) * i / 12 for i in range(1, 13)]
     table = Table(title="time travel: the graph as it was (rebuilt from the logs)")
     for column in ("time (UTC)", "vertices", "edges", "messages", "as in file", "rebuilt in"):
@@ -96,9 +93,6 @@ def _time_travel(
             counts = dict(
                 zip(zip(edges["src"], edges["dst"], strict=True), edges["count"], strict=True)
             )
-            expected: Counter[tuple[int, int]] = Counter(
-                (src, dst) for ts, src, dst in lines if ts <= t
-            )
             growth.append(
                 {
                     "time": t,
@@ -106,7 +100,7 @@ def _time_travel(
                     "edges": snap.meta.edges,
                     "messages": sum(counts.values()),
                     "seconds": snap.meta.build_seconds,
-                    "as_in_file": counts == dict(expected),
+                    "as_in_file": counts == pair_counts_between(oracle, t),
                 }
             )
     for row in growth[2::3]:
@@ -119,7 +113,7 @@ def _time_travel(
             f"{row['seconds']:.2f} s",
         )
     console.print(table)
-    picture = plot_growth(growth, out / "growth.png", data.name)
+    picture = plot_growth(growth, out / "growth.png", name)
     console.print(f"growth over time drawn to {picture}")
     return growth
 
@@ -153,15 +147,6 @@ def plot_growth(growth: list[dict[str, float]], path: Path, title: str) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
-
-
-def _pair_counts(path: Path) -> Counter[tuple[int, int]]:
-    counts: Counter[tuple[int, int]] = Counter()
-    with path.open() as f:
-        for line in f:
-            src, dst, _ = line.split()
-            counts[(int(src), int(dst))] += 1
-    return counts
 
 
 def plot_degree_distribution(

@@ -34,7 +34,7 @@ from shards.core import (
 from shards.logstore import LogName, LogStore
 from vertex.records import VertexId
 
-__all__ = ["ShardPart", "consistent_bound", "rebuild_part"]
+__all__ = ["ShardPart", "consistent_bound", "rebuild_part", "start_checkpoint"]
 
 
 @dataclass
@@ -64,6 +64,22 @@ def consistent_bound(store: LogStore, shard: int, clock: tuple[int, ...]) -> int
     return bound
 
 
+def start_checkpoint(
+    store: LogStore, bound: int, before: float
+) -> tuple[int, dict[VertexId, VertexRecord]]:
+    """The newest shard checkpoint at worker clock ``<= bound`` all of whose entries have
+    event times ``< before``, as ``(worker clock, vertices)``; ``(0, {})`` if none."""
+    start = 0
+    for wc, max_time in list_shard_checkpoints(store):
+        if wc <= bound and max_time < before:
+            start = wc
+    if not start:
+        return 0, {}
+    checkpoint = load_shard_checkpoint(store, start)
+    assert checkpoint is not None and checkpoint.wc == start
+    return start, checkpoint.vertices
+
+
 def rebuild_part(
     store: LogStore,
     shard: int,
@@ -79,15 +95,9 @@ def rebuild_part(
     last = store.last_seq(LogName.EVENTS)
     bound = last if bound is None else min(bound, last)
     limit = math.inf if at is None else at
-    start_from = 0
-    for wc, max_time in list_shard_checkpoints(store):
-        if wc <= bound and max_time <= limit and (since is None or max_time < since):
-            start_from = wc
-    vertices: dict[VertexId, VertexRecord] = {}
-    if start_from:
-        checkpoint = load_shard_checkpoint(store, start_from)
-        assert checkpoint is not None and checkpoint.wc == start_from
-        vertices = checkpoint.vertices
+    # a window counts changes from `since` on: start before any of them
+    before = math.nextafter(limit, math.inf) if since is None else min(limit, since)
+    start_from, vertices = start_checkpoint(store, bound, before)
     part = ShardPart(shard, vertices, 0, checkpoint=start_from, windowed=since is not None)
     window = part.window_edges
     for wc, data in store.scan(LogName.EVENTS, start_from + 1, bound + 1):

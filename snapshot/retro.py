@@ -9,26 +9,20 @@ import math
 from typing import Any
 
 from shards.codec import decode_event
-from shards.core import VertexRecord, list_shard_checkpoints, load_shard_checkpoint, replay_event
+from shards.core import VertexRecord, replay_event
 from shards.logstore import LogName, LogStore
+from snapshot.reconstruct import start_checkpoint
 from vertex.records import VertexId
 
 __all__ = ["vertex_history", "vertex_state_at"]
 
 
-def _start(store: LogStore, vertex_id: VertexId, limit: float, bound: int) -> tuple[int, dict]:
-    """The newest shard checkpoint wholly before the question, with the vertex in it."""
-    start = 0
-    for wc, max_time in list_shard_checkpoints(store):
-        if wc <= bound and max_time < limit:
-            start = wc
-    vertices: dict[VertexId, VertexRecord] = {}
-    if start:
-        checkpoint = load_shard_checkpoint(store, start)
-        assert checkpoint is not None
-        if vertex_id in checkpoint.vertices:
-            vertices[vertex_id] = checkpoint.vertices[vertex_id]
-    return start, vertices
+def _start(
+    store: LogStore, vertex_id: VertexId, before: float, bound: int
+) -> tuple[int, dict[VertexId, VertexRecord]]:
+    """The newest shard checkpoint wholly before the question, with only the vertex kept."""
+    start, vertices = start_checkpoint(store, bound, before)
+    return start, {vertex_id: vertices[vertex_id]} if vertex_id in vertices else {}
 
 
 def vertex_history(
