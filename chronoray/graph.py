@@ -337,8 +337,8 @@ class GraphCluster:
         parts = ray.get([s.recent_errors.remote() for s in self._shards])
         return [(k, wc, v, e) for k, part in enumerate(parts) for wc, v, e in part]
 
-    def _all_stats(self) -> list[dict[str, Any]]:
-        return _retrying(lambda: ray.get([s.stats.remote() for s in self._shards]))
+    def _all_stats(self, pending_time: bool = False) -> list[dict[str, Any]]:
+        return _retrying(lambda: ray.get([s.stats.remote(pending_time) for s in self._shards]))
 
     # -- time travel ------------------------------------------------------------------
 
@@ -443,7 +443,7 @@ class GraphCluster:
                         f"{feeder.max_ts}; take it later or after ingestion"
                     )
                 feeder.send_buffered(t)
-            stats = self._all_stats()
+            stats = self._all_stats(pending_time=True)
             complete = all(s["min_pending_time"] > t for s in stats)
             if feeder is not None:
                 complete = complete and feeder.applied_through(t, stats)

@@ -341,7 +341,6 @@ class ShardCore:
             "vector_clock": list(self.vector.as_tuple()),
             "errors": self.errors,
             "pending": self.pending_total(),
-            "min_pending_time": self.min_pending_time(),
             "sent": [o.next_seq - 1 for o in self._outboxes],
             "applied": dict(self.applied),
         }

@@ -115,11 +115,15 @@ class ShardWorker:
         """The actor's process id (fault-injection tests kill it)."""
         return os.getpid()
 
-    async def stats(self) -> dict[str, Any]:
-        """The core's counters plus whether this process is a restarted instance."""
+    async def stats(self, pending_time: bool = False) -> dict[str, Any]:
+        """The core's counters plus whether this process is a restarted instance; with
+        ``pending_time`` also the earliest time of an unacknowledged message (a scan of
+        the outboxes, so only when a time cut asks for it)."""
         self._start()
         stats = self.core.stats()
         stats["restarted"] = self.restarted
+        if pending_time:
+            stats["min_pending_time"] = self.core.min_pending_time()
         return stats
 
     async def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
