@@ -44,3 +44,12 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # ``cr.spark_bridge`` without importing pyspark for users who never touch Spark
+    if name == "spark_bridge":
+        import spark_bridge
+
+        return spark_bridge
+    raise AttributeError(f"module 'chronoray' has no attribute {name!r}")

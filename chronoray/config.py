@@ -50,6 +50,14 @@ class Config:
     """Object store bytes of a local Ray instance."""
     shard_num_cpus: float = 0.0
     """CPUs each shard actor reserves (0: shards share the node's CPUs with tasks)."""
+    spark_executors: int = 1
+    """Spark executors (Ray actors started by RayDP) of the graph's Spark session."""
+    spark_executor_cores: int = 1
+    """Cores of each Spark executor."""
+    spark_executor_memory: str = "1g"
+    """Heap of each Spark executor (JVM size, e.g. ``"1g"``, ``"512m"``)."""
+    spark_shuffle_partitions: int = 4
+    """``spark.sql.shuffle.partitions`` of the Spark session."""
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None, **overrides: Any) -> Config:
@@ -76,6 +84,9 @@ class Config:
             "shard_checkpoint_interval",
             "batch_size",
             "max_inflight",
+            "spark_executors",
+            "spark_executor_cores",
+            "spark_shuffle_partitions",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -44,6 +44,9 @@ from snapshot.retro import vertex_history, vertex_state_at
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
 from vertex.model import Vertex, VertexTypes
 from vertex.records import Update, VertexId
+
+if TYPE_CHECKING:
+    from chronoray.analysis import AnalysisResult
 
 __all__ = [
     "GraphCluster",
@@ -423,6 +426,55 @@ class GraphCluster:
         if not states:
             raise VertexNotFound(vertex_id)
         return states  # type: ignore[no-any-return]
+
+    # -- Spark ------------------------------------------------------------------------
+
+    def spark(self) -> Any:
+        """The process's Spark session, its executors Ray actors in this Ray cluster (RayDP),
+        sized by ``Config.spark_*`` when it starts; reused afterwards, stopped at exit."""
+        from spark_bridge.session import spark_session
+
+        c = self.config
+        return spark_session(
+            executors=c.spark_executors,
+            executor_cores=c.spark_executor_cores,
+            executor_memory=c.spark_executor_memory,
+            shuffle_partitions=c.spark_shuffle_partitions,
+        )
+
+    def analyze(
+        self,
+        name: str,
+        at: float | None = None,
+        *,
+        clock: list[int] | tuple[int, ...] | None = None,
+        window: tuple[float, float] | None = None,
+        times: list[float] | None = None,
+        buckets: int = 10,
+        **params: Any,
+    ) -> AnalysisResult:
+        """Run a Spark analysis (``pagerank``, ``wcc``, ``degrees``, ``triangles``,
+        ``activity``) on a snapshot taken as :meth:`snapshot` takes it (``at=``, ``clock=``,
+        ``window=``, or now); ``params`` go to the analysis (e.g. ``weight="count"``).
+
+        ``activity`` compares time cuts: at ``times``, or at the edges of ``buckets`` equal
+        buckets of ``window``. The result keeps the Spark DataFrame (``.frame``) and gives
+        ``.to_pandas()``, ``.top(k)`` and ``.save(dir)`` (Parquet and a PNG).
+        """
+        from chronoray.analysis import run_analysis
+
+        if name == "activity":
+            if times is None:
+                if window is None:
+                    raise ValueError("activity needs times=[...] or window=(t0, t1)")
+                t0, t1 = window
+                times = [t0 + (t1 - t0) * i / buckets for i in range(buckets)] + [t1]
+            snapshots: Any = [self.snapshot(at=t) for t in times]
+        else:
+            if times is not None:
+                raise ValueError(f"times= is for activity; {name} analyses one snapshot")
+            snapshots = self.snapshot(at, clock=clock, window=window)
+        return run_analysis(self.spark(), name, snapshots, **params)
 
     def _wait_until_complete(self, t: float, timeout: float) -> None:
         """Return once every update with time ``<= t`` and every message it caused is

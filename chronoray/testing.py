@@ -30,6 +30,7 @@ __all__ = [
     "causality_violations",
     "edge_oracle",
     "kill_shard",
+    "oracle_graph",
     "pair_counts",
     "pair_counts_between",
 ]
@@ -75,6 +76,22 @@ def pair_counts_between(
         if n:
             counts[pair] = n
     return counts
+
+
+def oracle_graph(oracle: EdgeOracle, at: float = float("inf")) -> Any:
+    """The ``networkx.DiGraph`` of the pairs with an occurrence at time ``<= at``, each
+    edge with its ``count``: what analyses of a time cut at ``at`` are compared with.
+
+    >>> g = oracle_graph({(1, 2): [(5.0, 0.0), (9.0, 0.0)], (2, 3): [(8.0, 0.0)]}, 8.0)
+    >>> sorted(g.edges(data="count")), sorted(g)
+    ([(1, 2, 1), (2, 3, 1)], [1, 2, 3])
+    """
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for (src, dst), n in pair_counts_between(oracle, at).items():
+        graph.add_edge(src, dst, count=n)
+    return graph
 
 
 def kill_shard(graph: Any, shard: int) -> int:

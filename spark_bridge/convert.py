@@ -8,6 +8,7 @@ feeds to its executors through the object store. Results return through
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pyarrow as pa
@@ -29,7 +30,9 @@ def snapshot_to_spark(spark: Any, snapshot: Snapshot) -> tuple[Any, Any]:
 def _frame(spark: Any, refs: list[ray.ObjectRef], sizes: list[int]) -> Any:
     # empty parts carry only the fixed columns; leave them out so the schemas agree
     kept = [ref for ref, size in zip(refs, sizes, strict=True) if size] or refs[:1]
-    return ray.data.from_arrow_refs(kept).to_spark(spark)
+    with warnings.catch_warnings():  # RayDP reads a deprecated pyspark property
+        warnings.filterwarnings("ignore", message="DataFrame.sql_ctx", category=UserWarning)
+        return ray.data.from_arrow_refs(kept).to_spark(spark)
 
 
 def to_ray_dataset(frame: Any) -> Any:

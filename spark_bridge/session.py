@@ -64,8 +64,10 @@ def spark_session(
 ) -> Any:
     """The process's Spark session on the current Ray cluster, started on first use.
 
-    Executors are Ray actors (RayDP). Ray must be initialised already (``GraphCluster``
-    does it). Later calls return the same session whatever their arguments.
+    Executors are Ray actors (RayDP) placed by Ray anywhere in the cluster; each needs
+    ``executor_cores`` free CPUs. Ray must be initialised already (``GraphCluster`` does
+    it; ``GraphCluster.spark()`` sizes the session from its ``Config``). Later calls return
+    the same session whatever their arguments; :func:`stop_spark` (also run at exit) ends it.
     """
     global _session
     if _session is not None:
@@ -82,6 +84,7 @@ def spark_session(
         "spark.ray.raydp_app_master.extraJavaOptions": JDK17_JAVA_OPTIONS,
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
     }
     _session = raydp.init_spark(
         _APP_NAME,
@@ -91,6 +94,7 @@ def spark_session(
         fault_tolerant_mode=True,
         configs=configs,
     )
+    _session.sparkContext.setLogLevel("ERROR")
     atexit.register(stop_spark)
     return _session
 
@@ -103,10 +107,12 @@ def stop_spark(timeout: float = 30.0) -> None:
         return
     import raydp
 
-    _session = None
-    raydp.stop_spark()
+    session, _session = _session, None
     if not ray.is_initialized():
+        # Ray is gone (and RayDP's actors with it); RayDP would start a new Ray to stop them
+        session.stop()
         return
+    raydp.stop_spark()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

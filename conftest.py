@@ -1,0 +1,45 @@
+"""Fixtures for every test and doctest: one Ray instance and one Spark session per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _pytest.doctest import DoctestItem
+
+_SPARK_DOCS = Path(__file__).parent / "spark_bridge"
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One small local Ray instance for every Ray test of the session, shut down at the end."""
+    import ray
+
+    ray.init(
+        num_cpus=2,
+        object_store_memory=128 * 1024 * 1024,
+        include_dashboard=False,
+        namespace="chronoray",
+        log_to_driver=False,
+    )
+    yield ray
+    from spark_bridge import stop_spark
+
+    stop_spark()  # a session started by a test outside the ``spark`` fixture
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def spark(ray_session):
+    """The RayDP Spark session on the session's Ray instance (started once: ~10 s)."""
+    from spark_bridge import spark_session, stop_spark
+
+    yield spark_session()
+    stop_spark()
+
+
+@pytest.fixture(autouse=True)
+def _spark_in_doctests(request, doctest_namespace):
+    """Doctests of ``spark_bridge`` run their examples on the real session as ``spark``."""
+    if isinstance(request.node, DoctestItem) and _SPARK_DOCS in request.node.path.parents:
+        doctest_namespace["spark"] = request.getfixturevalue("spark")

@@ -1,0 +1,164 @@
+"""Spark analyses of real snapshots against networkx on the same cut, read from the file.
+
+One graph per data set (2 shards on Ray), snapshots at several times, one Spark session.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import networkx as nx
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import chronoray as cr
+from chronoray.cli import main
+from chronoray.datasets import bitcoinotc_path, collegemsg_path
+from chronoray.testing import oracle_graph
+from spark_bridge import (
+    activity,
+    degree_distribution,
+    pagerank,
+    to_pandas,
+    triangle_count,
+    triangles,
+    weakly_connected_components,
+)
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+COLLEGE_TIMES = (1083000000.0, 1090000000.0)  # early (sparse), mid-stream
+BITCOIN_TIMES = (1290000000.0, 1453684324.21)  # early, the last line
+
+
+@pytest.fixture(scope="module")
+def college_graph(ray_session, tmp_path_factory):
+    with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path_factory.mktemp("college"))) as g:
+        g.ingest(cr.SnapEdgeSource(collegemsg_path()))
+        yield g
+
+
+@pytest.fixture(scope="module")
+def bitcoin_snapshots(ray_session, tmp_path_factory):
+    with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path_factory.mktemp("btc"))) as g:
+        g.ingest(cr.BitcoinCsvSource(bitcoinotc_path()))
+        yield {t: g.snapshot(at=t) for t in BITCOIN_TIMES}
+
+
+def _as_dict(frame, key: str, value: str) -> dict:
+    table = to_pandas(frame)  # Spark -> Ray -> pandas
+    return dict(zip(table[key], table[value], strict=True))
+
+
+def _assert_ranks_close(got: dict, expected: dict) -> None:
+    assert set(got) == set(expected)
+    worst = max(abs(got[v] - expected[v]) for v in expected)
+    assert worst < 1e-6, f"largest PageRank difference {worst:.3g}"
+    assert abs(sum(got.values()) - 1.0) < 1e-9
+
+
+def test_pagerank_equals_networkx_through_analyze(college_graph, college, tmp_path):
+    t = COLLEGE_TIMES[1]
+    result = college_graph.analyze("pagerank", at=t, tol=1e-8)  # the driver API
+    got = dict(zip(result.to_pandas()["vertex"], result.to_pandas()["pagerank"], strict=True))
+    expected = nx.pagerank(oracle_graph(college, t), tol=1e-12, max_iter=1000)
+    _assert_ranks_close(got, expected)
+    assert result.info["converged"] and result.info["vertices"] == len(expected)
+    assert list(result.top(3)["vertex"]) == sorted(expected, key=expected.get, reverse=True)[:3]
+    paths = result.save(tmp_path)
+    saved = pd.read_parquet(tmp_path / "pagerank.parquet")
+    assert list(saved.columns) == ["vertex", "pagerank"] and len(saved) == len(expected)
+    assert (tmp_path / "pagerank.png").stat().st_size > 0 and len(paths) == 2
+
+
+def test_pagerank_early_cut_and_weighted(college_graph, college, spark):
+    t = COLLEGE_TIMES[0]
+    snap = college_graph.snapshot(at=t)
+    graph = oracle_graph(college, t)
+    got = _as_dict(pagerank(spark, snap, tol=1e-8), "vertex", "pagerank")
+    _assert_ranks_close(got, nx.pagerank(graph, tol=1e-12, max_iter=1000))
+    weighted = _as_dict(pagerank(spark, snap, weight="count", tol=1e-8), "vertex", "pagerank")
+    expected = nx.pagerank(graph, weight="count", tol=1e-12, max_iter=1000)
+    _assert_ranks_close(weighted, expected)
+    unweighted = nx.pagerank(graph, weight=None, tol=1e-12, max_iter=1000)
+    assert max(abs(expected[v] - unweighted[v]) for v in graph) > 1e-4  # weights matter here
+
+
+def test_pagerank_bitcoin(bitcoin_snapshots, bitcoin, spark):
+    t = BITCOIN_TIMES[0]
+    got = _as_dict(pagerank(spark, bitcoin_snapshots[t], tol=1e-8), "vertex", "pagerank")
+    _assert_ranks_close(got, nx.pagerank(oracle_graph(bitcoin, t), tol=1e-12, max_iter=1000))
+
+
+def _components(frame) -> set[frozenset]:
+    members: dict = {}
+    for vertex, component in _as_dict(frame, "vertex", "component").items():
+        members.setdefault(component, set()).add(vertex)
+    assert all(label == min(group) for label, group in members.items())
+    return {frozenset(group) for group in members.values()}
+
+
+@pytest.mark.parametrize("dataset", ["college", "bitcoin"])
+def test_components_degrees_triangles_equal_networkx(
+    dataset, college_graph, bitcoin_snapshots, college, bitcoin, spark
+):
+    if dataset == "college":
+        t, oracle = COLLEGE_TIMES[1], college
+        snap = college_graph.snapshot(at=t)
+    else:
+        t, oracle = BITCOIN_TIMES[1], bitcoin
+        snap = bitcoin_snapshots[t]
+    graph = oracle_graph(oracle, t)
+
+    components = _components(weakly_connected_components(spark, snap))
+    assert components == {frozenset(c) for c in nx.weakly_connected_components(graph)}
+
+    dist = to_pandas(degree_distribution(spark, snap))
+    for column, view in (("in_vertices", graph.in_degree()), ("out_vertices", graph.out_degree())):
+        got = {d: n for d, n in zip(dist["degree"], dist[column], strict=True) if n}
+        assert got == dict(Counter(d for _, d in view))
+
+    simple = nx.Graph(graph.to_undirected())
+    simple.remove_edges_from(nx.selfloop_edges(simple))
+    expected = nx.triangles(simple)
+    assert _as_dict(triangles(spark, snap), "vertex", "triangles") == expected
+    assert triangle_count(spark, snap) == sum(expected.values()) // 3 > 0
+
+
+def test_activity_per_bucket_equals_the_file(college_graph, college, spark):
+    t0, t1 = 1082040961.0, 1084000000.0  # first line .. some weeks in
+    result = college_graph.analyze("activity", window=(t0, t1), buckets=4)
+    rows = result.to_pandas()
+    edges = [ts for (ts, _) in sum(college.values(), []) if ts <= t1]
+    cuts = [t0 + (t1 - t0) * i / 4 for i in range(4)] + [t1]
+    assert list(rows["time"]) == cuts
+    previous = float("-inf")
+    for row, cut in zip(rows.itertuples(), cuts, strict=True):
+        graph = oracle_graph(college, cut)
+        assert (row.vertices, row.edges) == (graph.number_of_nodes(), graph.number_of_edges())
+        assert row.bucket_messages == sum(previous < ts <= cut for ts in edges)
+        active = {p for p, evs in college.items() if any(previous < ts <= cut for ts, _ in evs)}
+        assert row.active_edges == len(active)
+        assert row.active_vertices == len({v for pair in active for v in pair})
+        previous = cut
+    again = to_pandas(activity(spark, result.snapshots))  # the library call directly
+    pd.testing.assert_frame_equal(again, rows)
+
+
+def test_cli_analyze_wcc_writes_parquet_and_picture(ray_session, spark, college, tmp_path):
+    log_dir = tmp_path / "logs"
+    with cr.GraphCluster(num_shards=2, log_dir=str(log_dir)) as g:
+        g.ingest(cr.SnapEdgeSource(collegemsg_path()))
+    t = COLLEGE_TIMES[0]
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["analyze", "wcc", "--log-dir", str(log_dir), "--at", str(t), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    saved = pd.read_parquet(out / "wcc.parquet")
+    assert list(saved.columns) == ["vertex", "component"]
+    graph = oracle_graph(college, t)
+    largest = max(nx.weakly_connected_components(graph), key=len)
+    assert str(len(largest)) in result.output  # the top table: the largest component's size
+    assert len(saved) == graph.number_of_nodes() and (out / "wcc.png").stat().st_size > 0
