@@ -380,7 +380,8 @@ def _short(value: Any, width: int = 60) -> str:
 )
 @click.option("--shards", type=int, default=2, show_envvar=True)
 def demo(out: Path, shards: int) -> None:
-    """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw."""
+    """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw, travel back
+    in time, and run PageRank in Spark on a past snapshot."""
     from chronoray.datasets import collegemsg_path
     from chronoray.demo import run_demo
 

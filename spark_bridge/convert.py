@@ -18,6 +18,9 @@ from snapshot.snapshot import Snapshot
 
 __all__ = ["snapshot_to_spark", "to_ray_dataset", "to_arrow", "to_pandas"]
 
+# RayDP (to_spark and from_spark) reads a pyspark property deprecated in 3.5: not ours to fix
+warnings.filterwarnings("ignore", message="DataFrame.sql_ctx", category=UserWarning)
+
 
 def snapshot_to_spark(spark: Any, snapshot: Snapshot) -> tuple[Any, Any]:
     """``(vertices, edges)`` of ``snapshot`` as Spark DataFrames (no file round trip)."""
@@ -30,9 +33,7 @@ def snapshot_to_spark(spark: Any, snapshot: Snapshot) -> tuple[Any, Any]:
 def _frame(spark: Any, refs: list[ray.ObjectRef], sizes: list[int]) -> Any:
     # empty parts carry only the fixed columns; leave them out so the schemas agree
     kept = [ref for ref, size in zip(refs, sizes, strict=True) if size] or refs[:1]
-    with warnings.catch_warnings():  # RayDP reads a deprecated pyspark property
-        warnings.filterwarnings("ignore", message="DataFrame.sql_ctx", category=UserWarning)
-        return ray.data.from_arrow_refs(kept).to_spark(spark)
+    return ray.data.from_arrow_refs(kept).to_spark(spark)
 
 
 def to_ray_dataset(frame: Any) -> Any:
