@@ -59,7 +59,7 @@ def pagerank(
     the dangling mass goes where the teleport goes (uniformly), its fixed point is
     proportional to that of ``y' = alpha * y P + (1 - alpha) / N`` (dangling rows of ``P``
     left zero), which needs no global sum per iteration: this iterates ``y`` from ``1 / N``
-    (a join of the transitions with the ranks, a group-by on the target) and returns
+    (one join of the transitions with the ranks, one group-by on the target) and returns
     ``y / sum(y)``. ``tol`` applies to the change of ``y / sum(y)``.
 
     Examples
@@ -77,25 +77,27 @@ def pagerank(
     w = F.lit(1.0) if weight is None else F.col(weight).cast("double")
     pairs = edges.select("src", "dst", w.alias("w"))
     out_weight = pairs.groupBy("src").agg(F.sum("w").alias("out_w"))
-    transitions = (
-        pairs.join(out_weight, "src")
-        .select("src", "dst", (F.col("w") / F.col("out_w")).alias("p"))
-        .localCheckpoint()
-    )
     vertices = vertices.localCheckpoint()
     n = vertices.count()
     if n == 0:
         return vertices.select("vertex", F.lit(0.0).alias("pagerank"))
+    # every vertex also "sends" to itself with p = 0 (flagged own): each vertex gets a row
+    # in the group-by, which also carries its previous rank, so one join and one group-by
+    # make an iteration
+    transitions = (
+        pairs.join(out_weight, "src")
+        .select("src", "dst", (F.col("w") / F.col("out_w")).alias("p"), F.lit(False).alias("own"))
+        .union(vertices.select("vertex", "vertex", F.lit(0.0), F.lit(True)))
+        .localCheckpoint()
+    )
     teleport = (1.0 - alpha) / n
     ranks = vertices.select("vertex", F.lit(1.0 / n).alias("rank"))
     done, delta = 0, float("inf")
     while done < max_iter and delta >= tol:
         block = min(check_every, max_iter - done)
-        for _ in range(block - 1):
-            ranks = _step(ranks, vertices, transitions, alpha, teleport)
+        for _ in range(block):
+            ranks = _step(ranks, transitions, alpha, teleport)
         ranks = ranks.localCheckpoint()  # cut the lineage: plans stay one block long
-        ranks = _step(ranks, vertices, transitions, alpha, teleport, keep_previous=True)
-        ranks = ranks.localCheckpoint()
         done += block
         change, total = ranks.agg(
             F.sum(F.abs(F.col("rank") - F.col("previous"))), F.sum("rank")
@@ -107,28 +109,23 @@ def pagerank(
     return ranks.select("vertex", (F.col("rank") / total).alias("pagerank"))
 
 
-def _step(
-    ranks: DataFrame,
-    vertices: DataFrame,
-    transitions: DataFrame,
-    alpha: float,
-    teleport: float,
-    *,
-    keep_previous: bool = False,
-) -> DataFrame:
-    """One iteration of ``y' = alpha * y P + (1 - alpha) / N`` (dangling rows of ``P`` zero).
+def _step(ranks: DataFrame, transitions: DataFrame, alpha: float, teleport: float) -> DataFrame:
+    """One iteration of ``y' = alpha * y P + (1 - alpha) / N`` (dangling rows of ``P`` zero),
+    keeping each vertex's old rank as ``previous``.
 
-    ``ranks`` is referenced once (Spark plans are trees: a second reference would double
-    the plan with every iteration), except when ``keep_previous`` carries the old rank.
+    ``ranks`` is referenced once: Spark plans are trees, so a second reference would double
+    the plan with every iteration planned into one job.
     """
-    inflow = (
-        transitions.join(ranks.withColumnRenamed("vertex", "src"), "src")
-        .groupBy("dst")
-        .agg(F.sum(F.col("p") * F.col("rank")).alias("inflow"))
+    return (
+        transitions.join(ranks.select(F.col("vertex").alias("src"), "rank"), "src")
+        .groupBy(F.col("dst").alias("vertex"))
+        .agg(
+            F.sum(F.col("p") * F.col("rank")).alias("inflow"),
+            F.max(F.when(F.col("own"), F.col("rank"))).alias("previous"),
+        )
+        .select(
+            "vertex",
+            (F.lit(alpha) * F.col("inflow") + F.lit(teleport)).alias("rank"),
+            "previous",
+        )
     )
-    base = ranks if keep_previous else vertices
-    step = base.join(inflow, base.vertex == inflow.dst, "left")
-    new = F.lit(alpha) * F.coalesce(F.col("inflow"), F.lit(0.0)) + F.lit(teleport)
-    if keep_previous:
-        return step.select("vertex", new.alias("rank"), F.col("rank").alias("previous"))
-    return step.select("vertex", new.alias("rank"))
