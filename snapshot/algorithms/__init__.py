@@ -1,0 +1,16 @@
+"""Graph algorithms on snapshots, written on the processing models of
+:mod:`snapshot.models`; each module has a doctested example."""
+
+from snapshot.algorithms.components import component_sets, connected_components
+from snapshot.algorithms.pagerank import pagerank, pagerank_job, pagerank_shift
+from snapshot.algorithms.shortest_paths import distances, shortest_paths
+
+__all__ = [
+    "component_sets",
+    "connected_components",
+    "distances",
+    "pagerank",
+    "pagerank_job",
+    "pagerank_shift",
+    "shortest_paths",
+]

@@ -1,0 +1,30 @@
+"""Offline processing models on snapshots (thesis 9.4-9.5, X-Stream).
+
+Each runs in parallel over a snapshot's Arrow data -- one Ray actor per partition, or in
+this process for tables -- and never touches the live graph:
+
+* :func:`pregel` / :class:`PregelJob`: vertex-centric supersteps (pause/shift/resume);
+* :func:`scatter_gather`: edge-centric streaming partitions;
+"""
+
+from snapshot.models.partition import GraphPartition, partitions_of
+from snapshot.models.pregel import Aggregator, PregelContext, PregelJob, PregelProgram, pregel
+from snapshot.models.result import ModelResult
+from snapshot.models.scatter_gather import EdgeChunk, EdgeProgram, VertexBlock, scatter_gather
+from snapshot.models.shift import VertexDelta
+
+__all__ = [
+    "Aggregator",
+    "EdgeChunk",
+    "EdgeProgram",
+    "GraphPartition",
+    "ModelResult",
+    "PregelContext",
+    "PregelJob",
+    "PregelProgram",
+    "VertexBlock",
+    "VertexDelta",
+    "partitions_of",
+    "pregel",
+    "scatter_gather",
+]
