@@ -5,8 +5,17 @@ this process for tables -- and never touches the live graph:
 
 * :func:`pregel` / :class:`PregelJob`: vertex-centric supersteps (pause/shift/resume);
 * :func:`scatter_gather`: edge-centric streaming partitions;
+* :func:`mapreduce` over vertices or edges, :func:`temporal_mapreduce` over two snapshots;
 """
 
+from snapshot.models.mapreduce import (
+    MapReduceResult,
+    mapreduce,
+    mapreduce_series,
+    snapshots_at,
+    temporal_mapreduce,
+    temporal_series,
+)
 from snapshot.models.partition import GraphPartition, partitions_of
 from snapshot.models.pregel import Aggregator, PregelContext, PregelJob, PregelProgram, pregel
 from snapshot.models.result import ModelResult
@@ -18,13 +27,19 @@ __all__ = [
     "EdgeChunk",
     "EdgeProgram",
     "GraphPartition",
+    "MapReduceResult",
     "ModelResult",
     "PregelContext",
     "PregelJob",
     "PregelProgram",
     "VertexBlock",
     "VertexDelta",
+    "mapreduce",
+    "mapreduce_series",
     "partitions_of",
     "pregel",
     "scatter_gather",
+    "snapshots_at",
+    "temporal_mapreduce",
+    "temporal_series",
 ]
