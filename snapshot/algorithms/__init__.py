@@ -5,6 +5,7 @@ from snapshot.algorithms.components import component_sets, connected_components
 from snapshot.algorithms.followers import (
     follower_histogram,
     in_degrees,
+    max_followers_replay,
     max_in_degree_series,
     new_followers,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "distances",
     "follower_histogram",
     "in_degrees",
+    "max_followers_replay",
     "max_in_degree_series",
     "new_followers",
     "pagerank",

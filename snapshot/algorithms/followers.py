@@ -18,10 +18,18 @@ from typing import Any
 import pyarrow as pa
 
 from snapshot.models.mapreduce import MapReduceResult, mapreduce, temporal_mapreduce
+from snapshot.models.replay import replay
+from snapshot.models.result import ModelResult
 from snapshot.models.runtime import Executor, GraphInput
 from snapshot.tables import empty_edges
 
-__all__ = ["follower_histogram", "in_degrees", "max_in_degree_series", "new_followers"]
+__all__ = [
+    "follower_histogram",
+    "in_degrees",
+    "max_followers_replay",
+    "max_in_degree_series",
+    "new_followers",
+]
 
 
 def _follows(vertex: dict[str, Any]) -> Iterable[tuple[Any, int]]:
@@ -119,3 +127,29 @@ def new_followers(
         num_partitions=num_partitions,
         executor=executor,
     )
+
+
+def _most_followers(result: int, command: dict[str, Any], state: dict[str, Any]) -> int:
+    return max(result, len(state["in_edges"]))
+
+
+def max_followers_replay(
+    graph: Any,
+    vertices: Iterable[Any] | None = None,
+    t0: float | None = None,
+    t1: float | None = None,
+) -> ModelResult:
+    """The largest follower count every vertex (or each of ``vertices``) had at any
+    moment in ``[t0, t1]``, by log replay over its history (thesis Listing 9.18): one
+    row per vertex that executed in the interval (``id``, ``result``). ``graph``: a
+    :class:`chronoray.GraphCluster` or a :class:`chronoray.testing.LocalRuntime`.
+
+    >>> from chronoray.testing import LocalRuntime
+    >>> from vertex import Update
+    >>> rt = LocalRuntime(2)
+    >>> rt.ingest([Update.add_edge(1, 2, 10), Update.add_edge(3, 2, 20)])
+    >>> max_followers_replay(rt, [2]).to_dict(), max_followers_replay(rt, [2], t1=15).to_dict()
+    ({2: 2}, {2: 1})
+    >>> rt.close()
+    """
+    return replay(graph, _most_followers, 0, t0, t1, vertices=vertices)

@@ -6,6 +6,8 @@ this process for tables -- and never touches the live graph:
 * :func:`pregel` / :class:`PregelJob`: vertex-centric supersteps (pause/shift/resume);
 * :func:`scatter_gather`: edge-centric streaming partitions;
 * :func:`mapreduce` over vertices or edges, :func:`temporal_mapreduce` over two snapshots;
+* :func:`replay`: a fold over vertices' logged histories between two times;
+* pause/shift/resume: :meth:`PregelJob.shift` with a shift function (:mod:`.shift`).
 """
 
 from snapshot.models.mapreduce import (
@@ -18,6 +20,7 @@ from snapshot.models.mapreduce import (
 )
 from snapshot.models.partition import GraphPartition, partitions_of
 from snapshot.models.pregel import Aggregator, PregelContext, PregelJob, PregelProgram, pregel
+from snapshot.models.replay import replay
 from snapshot.models.result import ModelResult
 from snapshot.models.scatter_gather import EdgeChunk, EdgeProgram, VertexBlock, scatter_gather
 from snapshot.models.shift import VertexDelta
@@ -38,6 +41,7 @@ __all__ = [
     "mapreduce_series",
     "partitions_of",
     "pregel",
+    "replay",
     "scatter_gather",
     "snapshots_at",
     "temporal_mapreduce",
