@@ -141,7 +141,9 @@ def max_followers_replay(
 ) -> ModelResult:
     """The largest follower count every vertex (or each of ``vertices``) had at any
     moment in ``[t0, t1]``, by log replay over its history (thesis Listing 9.18): one
-    row per vertex that executed in the interval (``id``, ``result``). ``graph``: a
+    row per vertex that executed in the interval (``id``, ``result``). Followers are the
+    vertex's own in-edge records, so they count an edge from the moment (event time)
+    the target learnt of it, which may be later than the source's edge (DESIGN 2). ``graph``: a
     :class:`chronoray.GraphCluster` or a :class:`chronoray.testing.LocalRuntime`.
 
     >>> from chronoray.testing import LocalRuntime

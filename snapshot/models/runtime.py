@@ -14,7 +14,9 @@ driver calls on every partition at once, between barriers. Two kinds of call:
 
 :class:`LocalGroup` does the same in this process (for tests, doctests and small graphs);
 :class:`RayGroup` runs one actor per partition (``num_cpus=0`` by default, so ``P`` may
-exceed the CPU count; Ray still runs the actors in parallel processes).
+exceed the CPU count; Ray still runs the actors in parallel processes). Partition actors
+are pooled: a finished job hands its actors (emptied) to the next one, since starting an
+actor process costs about a second; :func:`release_actors` kills the idle ones.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "LocalGroup",
     "PartitionGroup",
     "RayGroup",
+    "release_actors",
     "start_group",
 ]
 
@@ -132,9 +135,13 @@ def _local_partitions(graph: GraphInput, num_parts: int, direction: str) -> list
 
 
 class _PartitionActor:
-    """The Ray shell around one partition worker: it only unpacks and calls."""
+    """The Ray shell around one partition worker: it only unpacks and calls. Actors are
+    pooled and reused by later jobs (an actor process takes seconds to start)."""
 
-    def __init__(
+    def __init__(self) -> None:
+        self.worker: Any = None
+
+    def load(
         self,
         factory: WorkerFactory,
         index: int,
@@ -143,6 +150,9 @@ class _PartitionActor:
         *pieces: tuple[pa.Table, pa.Table],
     ) -> None:
         self.worker = factory(partition_graph(list(pieces), index, num_parts), *args)
+
+    def drop(self) -> None:
+        self.worker = None
 
     def call(self, method: str, args: tuple[Any, ...]) -> Any:
         return getattr(self.worker, method)(*args)
@@ -160,6 +170,29 @@ class _PartitionActor:
         *pieces: tuple[pa.Table, pa.Table],
     ) -> None:
         getattr(self.worker, method)(partition_graph(list(pieces), index, num_parts), *args)
+
+
+_idle: dict[str, list[Any]] = {}  # Ray job id -> idle pooled actors
+
+
+def _take_actors(count: int) -> list[Any]:
+    import ray
+
+    idle = _idle.setdefault(ray.get_runtime_context().get_job_id(), [])
+    actors = [idle.pop() for _ in range(min(count, len(idle)))]
+    cls = ray.remote(_PartitionActor).options(num_cpus=0)
+    actors += [cls.remote() for _ in range(count - len(actors))]
+    return actors
+
+
+def release_actors() -> int:
+    """Kill the idle pooled partition actors of this Ray job; returns how many."""
+    import ray
+
+    idle = _idle.pop(ray.get_runtime_context().get_job_id(), []) if ray.is_initialized() else []
+    for actor in idle:
+        ray.kill(actor)
+    return len(idle)
 
 
 @functools.cache
@@ -192,11 +225,14 @@ class RayGroup:
 
         self.num_parts = num_parts
         self._ray = ray
-        actor_cls = ray.remote(_PartitionActor).options(num_cpus=num_cpus)
         pieces = self._pieces(graph, direction)
-        self.actors = [
-            actor_cls.remote(factory, p, num_parts, args, *pieces[p]) for p in range(num_parts)
-        ]
+        self.actors = _take_actors(num_parts)
+        ray.get(
+            [
+                actor.load.remote(factory, p, num_parts, args, *pieces[p])
+                for p, actor in enumerate(self.actors)
+            ]
+        )
 
     def _pieces(self, graph: GraphInput, direction: str) -> list[list[Any]]:
         """``pieces[p]``: object refs of partition ``p``'s piece of every shard."""
@@ -242,8 +278,10 @@ class RayGroup:
         )
 
     def close(self) -> None:
-        for actor in self.actors:
-            self._ray.kill(actor)
+        """Free the workers and return the actors to the pool."""
+        if self.actors:
+            self._ray.get([a.drop.remote() for a in self.actors])
+            _idle.setdefault(self._ray.get_runtime_context().get_job_id(), []).extend(self.actors)
         self.actors = []
 
 

@@ -14,7 +14,7 @@ from snapshot.algorithms import pagerank
 from snapshot.algorithms.followers import max_followers_replay
 from snapshot.algorithms.pagerank import pagerank_job, pagerank_shift
 from snapshot.models.replay import replay
-from snapshot.retro import vertex_history
+from snapshot.retro import vertex_history, vertex_state_at
 
 
 def test_replay_counts_every_execution_in_a_window():
@@ -51,7 +51,8 @@ def test_replay_one_vertex_sees_its_commands_and_states_in_order():
     assert [clock for _, clock in seen] == [h["clock"] for h in history]
     assert all(t0 <= t <= t1 for t, _ in seen)
     most = max_followers_replay(rt, [9], t0, t1).to_dict("result")[9]
-    assert most == nx_graph("college", t1).in_degree(9)  # followers only ever grow here
+    known = vertex_state_at(store, 9, at=t1)["in_edges"]  # followers only grow here
+    assert most == len(known) == max(len(h["in_edges"]) for h in history)
 
 
 @pytest.mark.parametrize("parts", [1, 4])
