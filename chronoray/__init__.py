@@ -19,6 +19,15 @@ from chronoray.sources import (
 )
 from shards.core import VertexNotFound
 from snapshot import Snapshot, SnapshotMeta
+from snapshot.models import (
+    PregelJob,
+    PregelProgram,
+    mapreduce,
+    pregel,
+    replay,
+    scatter_gather,
+    temporal_mapreduce,
+)
 from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
 
 __all__ = [
@@ -30,6 +39,8 @@ __all__ = [
     "IngestReport",
     "IterableSource",
     "MalformedRecord",
+    "PregelJob",
+    "PregelProgram",
     "SnapEdgeSource",
     "Snapshot",
     "SnapshotMeta",
@@ -40,7 +51,12 @@ __all__ = [
     "UpdateKind",
     "Vertex",
     "VertexNotFound",
+    "mapreduce",
     "open_source",
+    "pregel",
+    "replay",
+    "scatter_gather",
+    "temporal_mapreduce",
 ]
 
 __version__ = "0.1.0"

@@ -1,6 +1,7 @@
 """Graph algorithms on snapshots, written on the processing models of
 :mod:`snapshot.models`; each module has a doctested example."""
 
+from snapshot.algorithms.clustering import clustering
 from snapshot.algorithms.components import component_sets, connected_components
 from snapshot.algorithms.followers import (
     follower_histogram,
@@ -13,6 +14,7 @@ from snapshot.algorithms.pagerank import pagerank, pagerank_job, pagerank_shift
 from snapshot.algorithms.shortest_paths import distances, shortest_paths
 
 __all__ = [
+    "clustering",
     "component_sets",
     "connected_components",
     "distances",

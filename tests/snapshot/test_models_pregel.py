@@ -147,3 +147,15 @@ def test_pause_without_shift_resumes_where_it_stopped(tmp_path):
     path = done.save_parquet(tmp_path / "ranks.parquet")
     assert pa.parquet.read_table(path).num_rows == 1899
     assert list(done.to_pandas().columns) == ["id", "rank"]
+
+
+@pytest.mark.parametrize("parts", [1, 4])
+def test_clustering_equals_networkx_on_the_undirected_simple_graph(parts):
+    from snapshot.algorithms.clustering import clustering
+
+    undirected = nx.Graph(nx_graph("college"))
+    undirected.remove_edges_from(nx.selfloop_edges(undirected))
+    expected = nx.clustering(undirected)
+    got = clustering(tables("college"), num_partitions=parts).to_dict("clustering")
+    assert got.keys() == expected.keys()
+    assert max(abs(got[v] - expected[v]) for v in expected) < 1e-12
