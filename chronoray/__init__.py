@@ -18,7 +18,7 @@ from chronoray.sources import (
     open_source,
 )
 from shards.core import VertexNotFound
-from snapshot import Snapshot, SnapshotMeta
+from snapshot import Snapshot, SnapshotMeta, algorithms
 from snapshot.models import (
     PregelJob,
     PregelProgram,
@@ -31,6 +31,7 @@ from snapshot.models import (
 from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
 
 __all__ = [
+    "algorithms",
     "BitcoinCsvSource",
     "Config",
     "Context",

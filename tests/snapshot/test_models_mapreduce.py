@@ -4,6 +4,7 @@ networkx and the data files."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -15,7 +16,7 @@ from snapshot.algorithms.followers import (
     max_in_degree_series,
     new_followers,
 )
-from snapshot.models.mapreduce import mapreduce, temporal_mapreduce
+from snapshot.models.mapreduce import mapreduce, temporal_mapreduce, temporal_series
 
 
 @pytest.mark.parametrize("parts", [1, 4])
@@ -94,3 +95,20 @@ def test_max_in_degree_over_time():
         top = max(degrees.values())
         assert point == {"max": top, "vertices": sorted(v for v, d in degrees.items() if d == top)}
     assert [p["max"] for p in series] == sorted(p["max"] for p in series)
+
+
+def test_temporal_series_compares_consecutive_snapshots():
+    ts = times("college")
+    probes = [ts[len(ts) * k // 3] for k in (1, 2)] + [ts[-1]]
+    graphs = [tables("college", t) for t in probes]
+
+    def grown(vid, a, b):
+        if b is not None and (a is None or len(b["out_edges"]) > len(a["out_edges"])):
+            yield "grew", 1
+
+    series = temporal_series(graphs, map_temporal=grown, reduce=lambda k, vs: len(vs))
+    assert len(series) == 2
+    for (t_a, t_b), result in zip(itertools.pairwise(probes), series, strict=True):
+        ga, gb = nx_graph("college", t_a), nx_graph("college", t_b)
+        expected = sum(1 for v in gb if v not in ga or gb.out_degree(v) > ga.out_degree(v))
+        assert result.pairs == [("grew", expected)]
