@@ -90,11 +90,6 @@ class GraphPartition:
     vertices: pa.Table  # id, type, clock, time, state columns
     edges: pa.Table  # src (owned), dst, dst_part, edge property columns
 
-    @property
-    def ids(self) -> list[Any]:
-        """The ids of the vertices this partition owns, in table order."""
-        return list(self.vertices["id"].to_pylist())
-
     def edge_chunks(self, chunk_rows: int) -> Iterator[pa.RecordBatch]:
         """The out-edges as record batches of at most ``chunk_rows`` rows (a stream)."""
         yield from self.edges.to_batches(max_chunksize=chunk_rows)

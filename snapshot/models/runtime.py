@@ -22,7 +22,7 @@ actor process costs about a second; :func:`release_actors` kills the idle ones.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 import pyarrow as pa
@@ -51,10 +51,6 @@ class PartitionGroup(Protocol):
 
     def call(self, method: str, *args: Any) -> list[Any]:
         """Run ``worker.method(*args)`` on every partition; their results, in order."""
-        ...
-
-    def call_each(self, method: str, per_part: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """Run ``worker.method(*per_part[p])`` on partition ``p``; results in order."""
         ...
 
     def exchange(self, method: str, inbox: list[Any], *args: Any) -> tuple[list[Any], list[Any]]:
@@ -101,9 +97,6 @@ class LocalGroup:
 
     def call(self, method: str, *args: Any) -> list[Any]:
         return [getattr(w, method)(*args) for w in self.workers]
-
-    def call_each(self, method: str, per_part: Sequence[tuple[Any, ...]]) -> list[Any]:
-        return [getattr(w, method)(*a) for w, a in zip(self.workers, per_part, strict=True)]
 
     def exchange(self, method: str, inbox: list[Any], *args: Any) -> tuple[list[Any], list[Any]]:
         summaries, outboxes = [], []
@@ -251,10 +244,6 @@ class RayGroup:
 
     def call(self, method: str, *args: Any) -> list[Any]:
         return self._ray.get([a.call.remote(method, args) for a in self.actors])
-
-    def call_each(self, method: str, per_part: Sequence[tuple[Any, ...]]) -> list[Any]:
-        refs = [a.call.remote(method, args) for a, args in zip(self.actors, per_part, strict=True)]
-        return self._ray.get(refs)
 
     def exchange(self, method: str, inbox: list[Any], *args: Any) -> tuple[list[Any], list[Any]]:
         n = self.num_parts

@@ -29,5 +29,8 @@ def test_models_benchmark_writes_consistent_results(ray_session, tmp_path):
     assert all(r["max_error"] < 1e-6 for r in measured)
     assert len({r["iterations"] for r in measured if r["model"] == "pregel"}) == 1
     shift = result["pause_shift_resume"]
-    assert shift["max_error"] < 1e-6 and shift["resumed_supersteps"] > 0
+    assert [(r["earlier_at_fraction"], r["pause_after"]) for r in shift["runs"]] == [
+        (0.9, 30), (0.9, "converged"), (0.99, 30), (0.99, "converged")
+    ]  # fmt: skip
+    assert all(run["max_error"] < 1e-6 and run["resumed_supersteps"] > 0 for run in shift["runs"])
     assert "| pregel | ray | 2 |" in (tmp_path / "models.md").read_text()
