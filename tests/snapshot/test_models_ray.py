@@ -36,7 +36,7 @@ def graph(ray_session, tmp_path_factory):
 @pytest.fixture(scope="module")
 def snapshots(graph):
     ts = times("college")
-    t1 = ts[int(len(ts) * 0.9)]
+    t1 = ts[int(len(ts) * 0.97)]
     return t1, graph.snapshot(at=t1), graph.snapshot()
 
 

@@ -58,7 +58,7 @@ def test_replay_one_vertex_sees_its_commands_and_states_in_order():
 @pytest.mark.parametrize("parts", [1, 4])
 def test_pause_shift_resume_pagerank_equals_a_fresh_run(parts, record_property):
     ts = times("college")
-    t1 = ts[int(len(ts) * 0.9)]
+    t1 = ts[int(len(ts) * 0.97)]
     s1, s2 = tables("college", t1), tables("college")
     fresh = pagerank(s2, num_partitions=parts)
     with pagerank_job(s1, num_partitions=parts) as job:
