@@ -14,7 +14,17 @@ pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 def test_models_benchmark_writes_consistent_results(ray_session, tmp_path):
     result = main(
-        ["--limit-lines", "3000", "--partitions", "1,2", "--trials", "1", "--out", str(tmp_path)]
+        [
+            "--limit-lines",
+            "3000",
+            "--partitions",
+            "1,2",
+            "--trials",
+            "1",
+            "--no-spark",  # Spark has its own tests; its session costs seconds
+            "--out",
+            str(tmp_path),
+        ]  # fmt: skip
     )
     saved = json.loads((tmp_path / "models.json").read_text())
     for key in ("snapshot", "pagerank", "pause_shift_resume", "spark", "machine"):
