@@ -18,10 +18,20 @@ from chronoray.sources import (
     open_source,
 )
 from shards.core import VertexNotFound
-from snapshot import Snapshot, SnapshotMeta
+from snapshot import Snapshot, SnapshotMeta, algorithms
+from snapshot.models import (
+    PregelJob,
+    PregelProgram,
+    mapreduce,
+    pregel,
+    replay,
+    scatter_gather,
+    temporal_mapreduce,
+)
 from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
 
 __all__ = [
+    "algorithms",
     "BitcoinCsvSource",
     "Config",
     "Context",
@@ -30,6 +40,8 @@ __all__ = [
     "IngestReport",
     "IterableSource",
     "MalformedRecord",
+    "PregelJob",
+    "PregelProgram",
     "SnapEdgeSource",
     "Snapshot",
     "SnapshotMeta",
@@ -40,7 +52,12 @@ __all__ = [
     "UpdateKind",
     "Vertex",
     "VertexNotFound",
+    "mapreduce",
     "open_source",
+    "pregel",
+    "replay",
+    "scatter_gather",
+    "temporal_mapreduce",
 ]
 
 __version__ = "0.1.0"

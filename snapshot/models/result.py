@@ -1,0 +1,110 @@
+"""What a processing model returns, and how it reports progress."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["ModelResult", "Progress", "progress_reporter"]
+
+Progress = bool | Callable[[dict[str, Any]], None]
+"""``False``: quiet; ``True``: a rich progress bar; a callable: called with a dict of
+figures (``step``, ``seconds`` and the model's own counters) after every step."""
+
+
+@dataclass
+class ModelResult:
+    """A model's output table (one row per vertex, or per key) and run figures.
+
+    ``table`` is sorted by its first column (``id`` or ``key``). ``steps`` holds one dict
+    of figures per superstep/iteration/phase, ``seconds`` the wall time of the run.
+    """
+
+    table: pa.Table
+    model: str
+    num_partitions: int
+    seconds: float = 0.0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelResult({self.model}: {self.table.num_rows:,} rows, {len(self.steps)} steps, "
+            f"{self.num_partitions} partitions, {self.seconds:.2f} s)"
+        )
+
+    def to_pandas(self) -> Any:
+        """The table as a pandas DataFrame."""
+        return self.table.to_pandas()
+
+    def to_dict(self, column: str | None = None) -> dict[Any, Any]:
+        """First column -> ``column`` (default: the second column).
+
+        >>> ModelResult(pa.table({"id": [1, 2], "rank": [0.5, 0.5]}), "x", 1).to_dict()
+        {1: 0.5, 2: 0.5}
+        """
+        names = self.table.column_names
+        column = column or names[1]
+        return dict(
+            zip(self.table[names[0]].to_pylist(), self.table[column].to_pylist(), strict=True)
+        )
+
+    def save_parquet(self, path: str | Path) -> Path:
+        """Write the table to ``path`` (a ``.parquet`` file; parent folders are created)."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(self.table, out)
+        return out
+
+
+class _Quiet:
+    def __call__(self, figures: dict[str, Any]) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class _Callback(_Quiet):
+    def __init__(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        self.callback = callback
+
+    def __call__(self, figures: dict[str, Any]) -> None:
+        self.callback(figures)
+
+
+class _Rich(_Quiet):
+    def __init__(self, name: str, total: int | None) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.progress = Progress(
+            TextColumn(f"[bold]{name}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+        )
+        self.task = self.progress.add_task("", total=total)
+        self.progress.start()
+
+    def __call__(self, figures: dict[str, Any]) -> None:
+        shown = ", ".join(
+            f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in figures.items()
+            if k != "step" and not isinstance(v, dict | list)
+        )
+        self.progress.update(self.task, completed=figures["step"] + 1, description=shown)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def progress_reporter(progress: Progress, name: str, total: int | None) -> _Quiet:
+    """A reporter to call with each step's figures, then ``close()``."""
+    if callable(progress):
+        return _Callback(progress)
+    return _Rich(name, total) if progress else _Quiet()
