@@ -173,9 +173,15 @@ def _plot(result: AnalysisResult, extras: dict[str, Any], path: Path) -> Path:
             title=f"triangles per vertex, {when} ({result.info['triangles']:,} in all)",
         )
     else:
+        when_axis = table["time"]
+        if when_axis.min() > 1e8:  # Unix seconds (both shipped data sets): show dates
+            import pandas as pd
+
+            when_axis = pd.to_datetime(when_axis, unit="s")
+            fig.autofmt_xdate()
         for column in ("bucket_messages", "new_edges", "active_vertices"):
-            ax.plot(table["time"], table[column], marker="o", label=column.replace("_", " "))
-        ax.set(xlabel="end of bucket (event time)", ylabel="per bucket", title="activity")
+            ax.plot(when_axis, table[column], marker="o", label=column.replace("_", " "))
+        ax.set(xlabel="end of bucket", ylabel="per bucket", title=f"activity per bucket, {when}")
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
