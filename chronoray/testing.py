@@ -1,6 +1,7 @@
 """Helpers for testing graphs and vertex classes (yours and chronoray's own).
 
-* :class:`LocalRuntime` runs a graph in this process, without Ray, in milliseconds.
+* :class:`LocalRuntime` runs a graph in this process, without Ray, in milliseconds, with
+  live computations, notification streams and indexes (``ephemeral.LiveLocalRuntime``).
 * :func:`edge_oracle` reads an edge file independently of chronoray's sources, as the
   truth to compare a graph with.
 * :func:`kill_shard` kills a shard actor's process (``SIGKILL``, no clean stop), the way a
@@ -20,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 import ray
 
-from shards.local import LocalRuntime
+from ephemeral.local import LiveLocalRuntime as LocalRuntime
 from vertex import Context, TemporalVertex, UpdateKind, VertexId
 
 __all__ = [
