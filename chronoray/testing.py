@@ -26,6 +26,7 @@ from vertex import Context, TemporalVertex, UpdateKind, VertexId
 
 __all__ = [
     "EdgeOracle",
+    "IndexedVertex",
     "LocalRuntime",
     "TokenVertex",
     "causality_violations",
@@ -106,6 +107,20 @@ class TokenVertex(TemporalVertex):
             tokens = dict(ctx.state.get("tokens", {}))
             tokens[str(ctx.sender)] = max(msg["token"], tokens.get(str(ctx.sender), 0))
             ctx.state["tokens"] = tokens
+
+
+class IndexedVertex(TemporalVertex):
+    """A temporal vertex with secondary indexes: ``out_degree``, ``in_degree``, ``parity``
+    of the messages it sent (a string key) and ``hub`` (in-degree, for vertices with at
+    least 50 in-edges only)."""
+
+    type_name: ClassVar[str] = "IndexedVertex"
+    indexes: ClassVar[dict[str, Any]] = {
+        "out_degree": lambda s: s["out_degree"],
+        "in_degree": lambda s: s["in_degree"],
+        "parity": lambda s: "even" if s["sent"] % 2 == 0 else "odd",
+        "hub": lambda s: s["in_degree"] if s["in_degree"] >= 50 else None,
+    }
 
 
 def causality_violations(vertices: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -4,14 +4,14 @@ on the in-process runtime."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
-from chronoray.testing import LocalRuntime
+from chronoray.testing import IndexedVertex, LocalRuntime
 from ephemeral import Lagged, Notification
 from tests.ephemeral.conftest import graph_of
-from vertex import TemporalVertex, Update, VertexTypes
+from vertex import Update, VertexTypes
 
 
 @pytest.fixture(scope="module")
@@ -121,18 +121,7 @@ def test_slow_consumer_is_told_how_much_it_missed(college_updates):
     rt.close()
 
 
-class IndexedVertex(TemporalVertex):
-    """A temporal vertex indexed by out-degree, and by activity parity (a str key)."""
-
-    type_name: ClassVar[str] = "IndexedVertex"
-    indexes: ClassVar[dict[str, Any]] = {
-        "out_degree": lambda s: s["out_degree"],
-        "parity": lambda s: "even" if s["sent"] % 2 == 0 else "odd",
-        "hub": lambda s: s["in_degree"] if s["in_degree"] >= 50 else None,
-    }
-
-
-def _check_indexes(rt: LocalRuntime, updates: list[Update]) -> None:
+def check_indexes(rt: Any, updates: list[Update]) -> None:
     g = graph_of(updates)
     index = rt.index("out_degree")
     by_degree: dict[int, list[Any]] = defaultdict(list)
@@ -153,11 +142,11 @@ def _check_indexes(rt: LocalRuntime, updates: list[Update]) -> None:
 def test_index_follows_every_change_and_survives_recovery(college_updates):
     rt = LocalRuntime(3, VertexTypes([IndexedVertex]))
     rt.ingest(college_updates[:10_000])
-    _check_indexes(rt, college_updates[:10_000])
+    check_indexes(rt, college_updates[:10_000])
     rt.ingest(college_updates[10_000:], source="rest")
-    _check_indexes(rt, college_updates[:10_000] + college_updates[10_000:])
+    check_indexes(rt, college_updates[:10_000] + college_updates[10_000:])
     rt.crash(1)  # rebuilt from the vertices recovered from the log
-    _check_indexes(rt, college_updates)
+    check_indexes(rt, college_updates)
     with pytest.raises(KeyError, match="no index 'nope'"):
         rt.index("nope")
     rt.close()
