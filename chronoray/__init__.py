@@ -17,29 +17,51 @@ from chronoray.sources import (
     Source,
     open_source,
 )
+from ephemeral import (
+    BfsDepth,
+    Computation,
+    DegreeHistogram,
+    Index,
+    Lagged,
+    LiveComputation,
+    LivePageRank,
+    Notification,
+    Subscription,
+    WeaklyConnectedComponents,
+)
 from shards.core import VertexNotFound
 from snapshot import Snapshot, SnapshotMeta
 from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
 
 __all__ = [
+    "BfsDepth",
     "BitcoinCsvSource",
+    "Computation",
     "Config",
     "Context",
+    "DegreeHistogram",
     "GraphCluster",
     "GraphStats",
+    "Index",
     "IngestReport",
     "IterableSource",
+    "Lagged",
+    "LiveComputation",
+    "LivePageRank",
     "MalformedRecord",
+    "Notification",
     "SnapEdgeSource",
     "Snapshot",
     "SnapshotMeta",
     "SnapshotNotReady",
     "Source",
+    "Subscription",
     "TemporalVertex",
     "Update",
     "UpdateKind",
     "Vertex",
     "VertexNotFound",
+    "WeaklyConnectedComponents",
     "open_source",
 ]
 

@@ -65,3 +65,34 @@ def test_live_computations_streams_and_indexes_on_ray(ray_session, tmp_path, col
         for computation in (hist, bfs, wcc, pr):
             assert computation.stats()["errors"] == 0
             computation.stop()
+
+
+def test_cli_live_and_subscribe(ray_session, tmp_path):
+    import json
+    import re
+
+    from click.testing import CliRunner
+
+    from chronoray.cli import main
+    from chronoray.datasets import collegemsg_path
+
+    data = tmp_path / "part.txt"
+    lines = collegemsg_path().read_text().splitlines()[:3000]
+    data.write_text("\n".join(lines) + "\n")
+    log_dir = str(tmp_path / "g")
+    result = CliRunner().invoke(
+        main, ["live", str(data), "--log-dir", log_dir, "--computation", "wcc", "--refresh", "0.2"]
+    )
+    assert result.exit_code == 0, result.output
+    expected = graph_of([cr.Update.add_edge(int(a), int(b)) for a, b, _ in map(str.split, lines)])
+    components = sum(1 for _ in __import__("networkx").weakly_connected_components(expected))
+    final = result.output.split("final result")[1]
+    assert re.search(rf"components\s*│\s*{components}\s", final), final
+    result = CliRunner().invoke(
+        main, ["subscribe", "--log-dir", log_dir, "--vertex", lines[0].split()[0], "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    sent = sum(1 for line in lines if line.split()[0] == lines[0].split()[0])
+    assert [r["clock"] for r in rows] == list(range(1, len(rows) + 1)) and len(rows) >= sent
+    assert rows[0]["old_state"] is None
