@@ -187,7 +187,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--runtime", choices=["ray", "local"], default="ray")
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument(
-        "--rates", default="1000,5000,20000", help="Offered rates (updates/s), comma-separated."
+        "--rates",
+        default="1000,5000,20000,40000",
+        help="Offered rates (updates/s), comma-separated.",
     )
     parser.add_argument("--seconds", type=float, default=3.0, help="Length of a latency run.")
     parser.add_argument("--updates", type=int, default=None, help="Throughput: first N lines.")
