@@ -193,6 +193,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--seconds", type=float, default=3.0, help="Length of a latency run.")
     parser.add_argument("--updates", type=int, default=None, help="Throughput: first N lines.")
+    parser.add_argument(
+        "--trials", type=int, default=3, help="Throughput runs per mode (interleaved); median."
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
     data = list(SnapEdgeSource(collegemsg_path()).read())
@@ -216,8 +219,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "WCC": WeaklyConnectedComponents(),
             "PageRank (tol 1e-6)": LivePageRank(tol=1e-6),
         }
-        for name, computation in modes.items():
-            throughput[name] = throughput_run(args.runtime, args.shards, part, computation, workdir)
+        trials: dict[str, list[dict[str, Any]]] = {name: [] for name in modes}
+        # modes interleaved per trial, so a slow spell of this shared machine hits them all
+        for _ in range(args.trials):
+            for name, computation in modes.items():
+                run = throughput_run(args.runtime, args.shards, part, computation, workdir)
+                trials[name].append(run)
+        for name, runs in trials.items():
+            ordered = sorted(runs, key=lambda r: r["rate"])
+            throughput[name] = {
+                **ordered[len(ordered) // 2],
+                "trial_rates": [round(r["rate"]) for r in runs],
+            }
     finally:
         if args.runtime == "ray":
             import ray
@@ -231,6 +244,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "benchmark": "live",
         "runtime": args.runtime,
         "shards": args.shards,
+        "trials": args.trials,
         "machine": {"cpus": _cpus(), "python": platform.python_version()},
         "latency": latency,
         "throughput": throughput,
@@ -269,7 +283,8 @@ def _table(result: dict[str, Any]) -> str:
     lines += [
         "",
         "Throughput: CollegeMsg ingested as fast as possible (until the graph and the"
-        " computation are idle), with and without a live computation.",
+        " computation are idle), with and without a live computation; median of"
+        f" {result['trials']} interleaved trials.",
         "",
         "| live computation | updates | seconds | updates/s | relative |",
         "|---|---:|---:|---:|---:|",

@@ -18,6 +18,8 @@ def test_live_benchmark_writes_results(tmp_path):
             "0.1",
             "--updates",
             "300",
+            "--trials",
+            "1",
             "--out",
             str(tmp_path),
         ]
