@@ -393,6 +393,218 @@ def demo(out: Path, shards: int) -> None:
     console.print(f"[green]demo done[/] in {time.perf_counter() - started:.1f} s; output in {out}/")
 
 
+_LIVE_CHOICES = ["degrees", "pagerank", "bfs", "wcc"]
+
+
+def _live_computation(name: str, source: str | None, tol: float) -> Any:
+    import chronoray as cr
+
+    if name == "degrees":
+        return cr.DegreeHistogram()
+    if name == "pagerank":
+        return cr.LivePageRank(tol=tol)
+    if name == "wcc":
+        return cr.WeaklyConnectedComponents()
+    if source is None:
+        raise click.UsageError("--computation bfs needs --bfs-source")
+    return cr.BfsDepth(source=_vertex_id(source))
+
+
+def live_table(name: str, live: Any, updates: int, seconds: float) -> Table:
+    """A table of a live computation's current result (what ``chronoray live`` redraws)."""
+    rate = updates / seconds if seconds else 0.0
+    table = Table(title=f"live {name}: {updates:,} updates in {seconds:.1f} s ({rate:,.0f}/s)")
+    if name == "degrees":
+        result = live.result()
+        table.add_column("degree", justify="right")
+        table.add_column("vertices (out)", justify="right")
+        table.add_column("vertices (in)", justify="right")
+        for degree in sorted(set(result["out"]) | set(result["in"]))[:15]:
+            out_n, in_n = result["out"].get(degree, 0), result["in"].get(degree, 0)
+            table.add_row(str(degree), f"{out_n:,}", f"{in_n:,}")
+    elif name == "pagerank":
+        values = live.values()
+        table.add_column("vertex", justify="right")
+        table.add_column("pagerank", justify="right")
+        for vertex, rank in sorted(values.items(), key=lambda kv: -kv[1])[:10]:
+            table.add_row(str(vertex), f"{rank:.6f}")
+    elif name == "bfs":
+        table.add_column("depth", justify="right")
+        table.add_column("vertices", justify="right")
+        for depth, count in live.result().items():
+            table.add_row(str(depth), f"{count:,}")
+    else:
+        table.add_column("measure")
+        table.add_column("value", justify="right")
+        for key, value in live.result().items():
+            table.add_row(key, f"{value:,}")
+    return table
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["snap", "bitcoin-csv"]),
+    default="snap",
+    show_envvar=True,
+)
+@click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
+@click.option("--shards", type=int, default=None, show_envvar=True, help="[default: 2]")
+@click.option(
+    "--computation",
+    "name",
+    type=click.Choice(_LIVE_CHOICES),
+    default="degrees",
+    show_envvar=True,
+    help="The live computation to run during ingestion.",
+)
+@click.option("--bfs-source", default=None, show_envvar=True, help="Source vertex for bfs.")
+@click.option("--tol", type=float, default=1e-6, show_envvar=True, help="PageRank tolerance.")
+@click.option("--refresh", type=float, default=0.5, show_envvar=True, help="Seconds per redraw.")
+def live(
+    path: Path,
+    fmt: str,
+    log_dir: Path,
+    shards: int | None,
+    name: str,
+    bfs_source: str | None,
+    tol: float,
+    refresh: float,
+) -> None:
+    """Ingest an edge file with a live computation, showing its result as it changes."""
+    import threading
+
+    from rich.live import Live
+
+    from chronoray.sources import open_source
+
+    computation = _live_computation(name, bfs_source, tol)
+    graph = _open_or_create(log_dir, shards)
+    try:
+        handle = graph.start_computation(computation)
+        count = [0]
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                graph.ingest(open_source(path, fmt), progress=lambda n: count.__setitem__(0, n))
+            except BaseException as exc:  # shown by the main thread
+                failure.append(exc)
+
+        started = time.perf_counter()
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        with Live(console=console, auto_refresh=False) as screen:
+            while worker.is_alive():
+                worker.join(refresh)
+                elapsed = time.perf_counter() - started
+                screen.update(live_table(name, handle, count[0], elapsed), refresh=True)
+        if failure:
+            raise failure[0]
+        console.print(f"[green]done[/]; final result of {handle.id}:")
+        console.print(live_table(name, handle, count[0], time.perf_counter() - started))
+        handle.stop()
+    finally:
+        graph.close()
+
+
+@main.command()
+@click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
+@click.option(
+    "--ingest",
+    "ingest_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    show_envvar=True,
+    help="Ingest this file while printing its updates' notifications.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["snap", "bitcoin-csv"]),
+    default="snap",
+    show_envvar=True,
+)
+@click.option("--type", "types", multiple=True, help="Only vertices of this type (repeatable).")
+@click.option("--vertex", "vertices", multiple=True, help="Only this vertex id (repeatable).")
+@click.option(
+    "--since",
+    type=float,
+    default=None,
+    help="Replay from the log from this event time first [default: from the start, when "
+    "nothing is ingested].",
+)
+@click.option("--limit", type=int, default=None, help="Stop after this many notifications.")
+@click.option("--buffer", type=int, default=10_000, show_envvar=True, help="Per-shard buffer.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def subscribe(
+    log_dir: Path,
+    ingest_path: Path | None,
+    fmt: str,
+    types: tuple[str, ...],
+    vertices: tuple[str, ...],
+    since: float | None,
+    limit: int | None,
+    buffer: int,
+    as_json: bool,
+) -> None:
+    """Print a notification stream of vertex updates of the graph in LOG_DIR: replayed
+    from its log (--since), and/or live while --ingest feeds a file."""
+    import threading
+
+    from chronoray.sources import open_source
+
+    if ingest_path is None and since is None:
+        since = float("-inf")
+    graph = _open_or_create(log_dir, None)
+    ids = [_vertex_id(v) for v in vertices] or None
+    sub = graph.subscribe(types=list(types) or None, ids=ids, buffer=buffer, since=since)
+    worker = None
+    if ingest_path is not None:
+        worker = threading.Thread(
+            target=graph.ingest, args=(open_source(ingest_path, fmt),), daemon=True
+        )
+        worker.start()
+    printed = 0
+    try:
+        while limit is None or printed < limit:
+            items = sub.poll(timeout=0.2)
+            if not items and (worker is None or not worker.is_alive()):
+                items = sub.drain()
+                if not items:
+                    break
+            for item in items[: None if limit is None else limit - printed]:
+                _print_notification(item, as_json)
+                printed += 1
+    finally:
+        if worker is not None:
+            worker.join()
+        sub.close()
+        graph.close()
+
+
+def _print_notification(item: Any, as_json: bool) -> None:
+    from ephemeral.notify import Lagged
+
+    if isinstance(item, Lagged):
+        row: dict[str, Any] = {"lagged": item.missed, "shard": item.shard}
+        if as_json:
+            click.echo(json.dumps(row))
+        else:
+            console.print(f"[yellow]lagged:[/] {item.missed:,} notifications of shard {item.shard}")
+        return
+    if as_json:
+        click.echo(json.dumps(item._asdict(), default=str))
+        return
+    state = "deleted" if item.state is None else _short(dict(item.state), 80)
+    console.print(
+        f"{item.vertex} [dim]{item.type_name} clock {item.clock} t={item.time} "
+        f"shard {item.shard} wc {item.wc}[/] {state}"
+    )
+
+
 def _open_or_create(log_dir: Path, shards: int | None) -> Any:
     """Reopen the graph in ``log_dir`` (refusing another shard count) or create it."""
     from chronoray.graph import MANIFEST, GraphCluster

@@ -18,20 +18,24 @@ from chronoray.testing import (
     pair_counts,
     pair_counts_between,
 )
+from ephemeral.algorithms import DegreeHistogram, LivePageRank
+from ephemeral.live import LiveComputation
 
-__all__ = ["run_demo", "plot_degree_distribution", "plot_growth"]
+__all__ = ["run_demo", "plot_degree_distribution", "plot_growth", "show_live_results"]
 
 
 def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, object]:
     """Ingest ``data`` (a SNAP edge list) into ``shards`` shard actors with logs under
     ``out/logs``, check the graph against the file, print a summary, draw the degree
     distribution (``out/degree_distribution.png``), then travel back in time: snapshots
-    at past times, checked against the file, and their growth (``out/growth.png``); last,
-    PageRank in Spark of the graph at a past time, checked against networkx
-    (``out/spark/pagerank.parquet`` and ``.png``)."""
+    at past times, checked against the file, and their growth (``out/growth.png``).
+    A live degree histogram and live PageRank run during ingestion; their results are
+    shown and checked against networkx. Last, PageRank in Spark of the graph at a past
+    time, checked against networkx (``out/spark/pagerank.parquet`` and ``.png``)."""
     out.mkdir(parents=True, exist_ok=True)
     oracle = edge_oracle(data, "snap")  # the file read independently of chronoray
     with GraphCluster(log_dir=str(out / "logs"), num_shards=shards) as graph:
+        live = [graph.start_computation(DegreeHistogram()), graph.start_computation(LivePageRank())]
         report = graph.ingest(SnapEdgeSource(data), progress=True)
         stats = graph.stats()
         edges = {(s, d): p["count"] for s, d, p in graph.edges()}
@@ -39,6 +43,7 @@ def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, 
         matches = edges == dict(pair_counts(oracle))
         _print_summary(console, data, out, shards, report, stats, matches)
         _print_top(console, edges, degrees)
+        live_ok = show_live_results(console, live, oracle)
         picture = plot_degree_distribution(degrees, out / "degree_distribution.png", data.name)
         console.print(f"degree distribution drawn to {picture}")
         growth = _time_travel(graph, oracle, out, data.name, console)
@@ -47,13 +52,50 @@ def run_demo(data: Path, out: Path, shards: int, console: Console) -> dict[str, 
         raise SystemExit("the graph does not match the file")
     if spark["max_difference"] >= 1e-6:
         raise SystemExit("Spark's PageRank differs from networkx's")
+    if not live_ok:
+        raise SystemExit("the live computations do not match networkx")
     return {
         "vertices": stats.vertices,
         "edges": stats.edges,
         "matches": matches,
         "growth": growth,
+        "live_matches": live_ok,
         "spark_pagerank": spark,
     }
+
+
+def show_live_results(console: Console, live: list[LiveComputation], oracle: EdgeOracle) -> bool:
+    """Print what the live computations (a degree histogram and PageRank, running since
+    before ingestion) hold now, next to networkx on the file's graph; stops them.
+    Returns whether both agree (histogram exactly, PageRank within its error bound)."""
+    import networkx as nx
+
+    hist, pagerank = live
+    g = oracle_graph(oracle)
+    result = hist.result()
+    expected_out = dict(sorted(Counter(d for _, d in g.out_degree()).items()))
+    expected_in = dict(sorted(Counter(d for _, d in g.in_degree()).items()))
+    hist_ok = result["out"] == expected_out and result["in"] == expected_in
+    ranks = pagerank.values()
+    exact = nx.pagerank(g, tol=1e-12)
+    l1 = sum(abs(ranks.get(v, 0.0) - p) for v, p in exact.items())
+    bound = pagerank.computation.error_bound
+    table = Table(title="live computations, updated during ingestion (never logged)")
+    for column in ("vertex", "live PageRank", "networkx", "out-degree bin", "vertices"):
+        table.add_column(column, justify="right")
+    top = sorted(ranks.items(), key=lambda kv: -kv[1])[:5]
+    bins = list(result["out"].items())[:5]
+    for (vertex, rank), (degree, count) in zip(top, bins, strict=True):
+        table.add_row(str(vertex), f"{rank:.6f}", f"{exact[vertex]:.6f}", str(degree), str(count))
+    console.print(table)
+    console.print(
+        f"live degree histogram equals networkx: {'yes' if hist_ok else 'NO'}; "
+        f"live PageRank L1 distance to networkx {l1:.1e} (bound {bound:.1e}): "
+        f"{'yes' if l1 <= bound else 'NO'}"
+    )
+    for computation in live:
+        computation.stop()
+    return hist_ok and l1 <= bound
 
 
 def _print_summary(

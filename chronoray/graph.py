@@ -36,6 +36,17 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from chronoray.config import Config
 from chronoray.sources import IterableSource, Source, read_updates
+from ephemeral.computation import Computation
+from ephemeral.host import LiveHost
+from ephemeral.live import (
+    Index,
+    LiveComputation,
+    RayBackend,
+    Subscription,
+    start_computation,
+    subscribe,
+)
+from ephemeral.notify import NotificationFilter, StatePredicate
 from shards.core import Batch, VertexNotFound
 from shards.routing import shard_of
 from shards.worker import ACTOR_ERRORS, ShardWorker, shard_actor_name
@@ -163,6 +174,7 @@ class GraphCluster:
                 shard_checkpoint_interval=self.config.shard_checkpoint_interval,
                 sync=self.config.sync,
                 max_pending=self.config.max_pending,
+                host_factory=LiveHost,
             )
             for k in range(self.config.num_shards)
         ]
@@ -284,13 +296,15 @@ class GraphCluster:
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until no message is pending anywhere: two consecutive rounds of shard
-        stats show empty outboxes and unchanged worker clocks."""
+        stats show empty outboxes (live computations' messages included) and unchanged
+        worker clocks and computation-message counters."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        previous: list[int] | None = None
+        previous: list[tuple[int, int]] | None = None
         while True:
             stats = self._all_stats()
-            clocks = [s["worker_clock"] for s in stats]
-            if all(s["pending"] == 0 for s in stats) and clocks == previous:
+            clocks = [(s["worker_clock"], s["side_processed"]) for s in stats]
+            idle = all(s["pending"] == 0 and s["side_pending"] == 0 for s in stats)
+            if idle and clocks == previous:
                 return
             previous = clocks
             if deadline is not None and time.monotonic() > deadline:
@@ -503,6 +517,56 @@ class GraphCluster:
                 return
             if time.monotonic() > deadline:
                 raise SnapshotNotReady(f"time {t} still incomplete after {timeout} s")
+
+    # -- live computations, notification streams, indexes -----------------------------
+
+    @property
+    def _live(self) -> RayBackend:
+        return RayBackend(self._shards, self.wait_idle)
+
+    def start_computation(self, computation: Computation, id: str | None = None) -> LiveComputation:
+        """Register an ephemeral computation on the running graph and return its handle.
+
+        It activates at once on every vertex that matches and later on every vertex
+        created afterwards, runs as the graph changes, is never logged (the logs are the
+        same with or without it), and is queryable while it runs (``.result()``,
+        ``.values()``, ``.value(v)``) until ``.stop()``. Its state is in the shards'
+        memory: a shard that crashes and restarts comes back without it -- stop it and
+        start it again. ``id`` defaults to a fresh one.
+        """
+        return start_computation(self._live, computation, id)
+
+    def computation(self, id: str, computation: Computation) -> LiveComputation:
+        """A handle on the running computation ``id`` (``computation``: the object it
+        was started with, which turns shard results into the aggregated result)."""
+        return LiveComputation(self._live, id, computation)
+
+    def subscribe(
+        self,
+        types: Iterable[str] | str | None = None,
+        ids: Iterable[VertexId] | VertexId | None = None,
+        predicate: StatePredicate | None = None,
+        *,
+        buffer: int = 10_000,
+        since: float | None = None,
+    ) -> Subscription:
+        """A notification stream of vertex updates: all of them, or only of vertex
+        ``types``, of vertex ``ids``, and/or those where ``predicate(old_state,
+        new_state)`` holds. Per vertex in log order; each shard buffers at most ``buffer``
+        items per subscription and tells a slow consumer how many it missed
+        (``Lagged``). ``since=T`` replays from the logs every update with event time
+        ``>= T`` first, then continues live. Close it when done."""
+        spec = NotificationFilter.of(types, ids, predicate)
+        return subscribe(self._live, spec, buffer, since)
+
+    def index(self, name: str) -> Index:
+        """The secondary index ``name`` declared by a vertex class (``indexes`` class
+        attribute): ``.lookup(key)`` and ``.range(lo, hi)`` return vertex ids."""
+        names = {n for cls in self.types.classes for n in (getattr(cls, "indexes", None) or {})}
+        if name not in names:
+            declared = ", ".join(sorted(names)) or "none"
+            raise KeyError(f"no index {name!r} (declared by the vertex classes: {declared})")
+        return Index(self._live, name)
 
     # -- manifest ---------------------------------------------------------------------
 

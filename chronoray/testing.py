@@ -1,6 +1,7 @@
 """Helpers for testing graphs and vertex classes (yours and chronoray's own).
 
-* :class:`LocalRuntime` runs a graph in this process, without Ray, in milliseconds.
+* :class:`LocalRuntime` runs a graph in this process, without Ray, in milliseconds, with
+  live computations, notification streams and indexes (``ephemeral.LiveLocalRuntime``).
 * :func:`edge_oracle` reads an edge file independently of chronoray's sources, as the
   truth to compare a graph with.
 * :func:`kill_shard` kills a shard actor's process (``SIGKILL``, no clean stop), the way a
@@ -20,11 +21,12 @@ from typing import Any, ClassVar, Literal
 
 import ray
 
-from shards.local import LocalRuntime
+from ephemeral.local import LiveLocalRuntime as LocalRuntime
 from vertex import Context, TemporalVertex, UpdateKind, VertexId
 
 __all__ = [
     "EdgeOracle",
+    "IndexedVertex",
     "LocalRuntime",
     "TokenVertex",
     "causality_violations",
@@ -122,6 +124,20 @@ class TokenVertex(TemporalVertex):
             tokens = dict(ctx.state.get("tokens", {}))
             tokens[str(ctx.sender)] = max(msg["token"], tokens.get(str(ctx.sender), 0))
             ctx.state["tokens"] = tokens
+
+
+class IndexedVertex(TemporalVertex):
+    """A temporal vertex with secondary indexes: ``out_degree``, ``in_degree``, ``parity``
+    of the messages it sent (a string key) and ``hub`` (in-degree, for vertices with at
+    least 50 in-edges only)."""
+
+    type_name: ClassVar[str] = "IndexedVertex"
+    indexes: ClassVar[dict[str, Any]] = {
+        "out_degree": lambda s: s["out_degree"],
+        "in_degree": lambda s: s["in_degree"],
+        "parity": lambda s: "even" if s["sent"] % 2 == 0 else "odd",
+        "hub": lambda s: s["in_degree"] if s["in_degree"] >= 50 else None,
+    }
 
 
 def causality_violations(vertices: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -53,6 +53,7 @@ from shards.codec import (
     update_to_plain,
 )
 from shards.logstore import LogBatch, LogName, LogStore
+from shards.observe import ShardObserver, VertexChange
 from shards.routing import shard_of
 from vertex.model import Context, VertexTypes
 from vertex.records import Update, UpdateKind, VertexId
@@ -111,12 +112,17 @@ def shard_channel(shard: int) -> str:
 class Batch:
     """Items for one shard from one channel: ``items`` are ``(position, message)`` with
     strictly increasing positions, ``prev`` the position of the sender's previous item on
-    this channel (0 for none), ``vector`` the sender's vector clock (shards only)."""
+    this channel (0 for none), ``vector`` the sender's vector clock (shards only).
+
+    ``side`` holds the sender's unlogged observer items (ephemeral messages): they ride
+    along with the logged items but are never logged, numbered or acknowledged (see
+    :mod:`shards.observe`). A batch with only side items has no ``items`` and no vector."""
 
     channel: str
     prev: int
     items: list[tuple[int, Message]]
     vector: tuple[int, ...] | None = None
+    side: list[Any] | None = None
 
     @classmethod
     def of_updates(cls, updates: list[Update], prev: int = 0) -> Batch:
@@ -210,9 +216,21 @@ class ShardCore:
         self._reorder: dict[str, dict[int, Batch]] = {}
         self._vector_grew = False
         self._route: dict[VertexId, int] = {}
+        self._observer: ShardObserver | None = None
+        self._side_inflight = [0] * num_shards
         if store is not None:
             self._check_manifest(store)
             self._recover(store)
+
+    def attach(self, observer: ShardObserver) -> None:
+        """Attach the observer that sees every vertex change and sends side items."""
+        self._observer = observer
+        observer.attach(self)
+
+    @property
+    def observer(self) -> ShardObserver | None:
+        """The attached observer, if any."""
+        return self._observer
 
     # -- properties -------------------------------------------------------------------
 
@@ -236,14 +254,38 @@ class ShardCore:
         """Messages for all destinations not yet acknowledged."""
         return sum(len(o.items) for o in self._outboxes)
 
+    def side_pending(self, dest: int) -> int:
+        """Side items waiting to be sent to ``dest``."""
+        observer = self._observer
+        return 0 if observer is None else observer.side_pending(dest)
+
+    def side_pending_total(self) -> int:
+        """Side items waiting to be sent, or sent and not yet known to be received."""
+        observer = self._observer
+        if observer is None:
+            return 0
+        waiting = sum(observer.side_pending(d) for d in range(self.num_shards))
+        return waiting + sum(self._side_inflight)
+
     # -- the state machine ------------------------------------------------------------
 
     def handle(self, batch: Batch) -> HandleResult:
-        """Apply ``batch`` (and any buffered successors on its channel), log, release sends."""
+        """Apply ``batch`` (and any buffered successors on its channel), log, release sends.
+
+        Side items are handed to the observer after the logged items (at once if the
+        logged items wait in the reorder buffer)."""
         channel = batch.channel
         applied = self.applied.get(channel, 0)
+        if not batch.items:
+            if batch.side and self._observer is not None:
+                self._observer.receive_side(batch.side)
+            return HandleResult(applied=applied)
         if batch.prev > applied:
-            self._reorder.setdefault(channel, {})[batch.prev] = batch
+            self._reorder.setdefault(channel, {})[batch.prev] = Batch(
+                channel, batch.prev, batch.items, batch.vector
+            )
+            if batch.side and self._observer is not None:
+                self._observer.receive_side(batch.side)
             return HandleResult(buffered=True, applied=applied)
         result = HandleResult()
         log = _Writes() if self.store is not None else None
@@ -272,6 +314,8 @@ class ShardCore:
         for wc, sends in released:
             for dest, seq, msg in sends:
                 outboxes[dest].items.append((seq, msg, wc))
+        if batch.side and self._observer is not None:
+            self._observer.receive_side(batch.side)
         result.applied = self.applied.get(channel, 0)
         return result
 
@@ -279,23 +323,30 @@ class ShardCore:
         """The next batch of unsent messages for ``dest`` (``None`` if there are none).
 
         They stay in the outbox until :meth:`ack`; after a failed delivery call
-        :meth:`rewind` to send them again.
+        :meth:`rewind` to send them again. The observer's side items for ``dest`` ride
+        along (or make a side-only batch); they are counted in flight until the next
+        :meth:`ack` or :meth:`rewind` for ``dest``.
         """
         box = self._outboxes[dest]
-        if not box.items or box.items[-1][0] <= box.sent_upto:
-            return None
-        start = box.sent_upto - box.acked  # items are contiguous from acked + 1
-        frontier = self.frontier
-        items = []
-        for seq, msg, _ in islice(box.items, start, start + max_items):
-            if msg[4] > frontier:
-                break
-            items.append((seq, msg))
+        items: list[tuple[int, Message]] = []
+        if box.items and box.items[-1][0] > box.sent_upto:
+            start = box.sent_upto - box.acked  # items are contiguous from acked + 1
+            frontier = self.frontier
+            for seq, msg, _ in islice(box.items, start, start + max_items):
+                if msg[4] > frontier:
+                    break
+                items.append((seq, msg))
+        observer = self._observer
+        side = observer.take_side(dest) if observer and observer.side_pending(dest) else None
+        if side:
+            self._side_inflight[dest] += len(side)
         if not items:
-            return None
+            if not side:
+                return None
+            return Batch(shard_channel(self.shard_id), box.sent_upto, [], None, side)
         prev = box.sent_upto
         box.sent_upto = items[-1][0]
-        return Batch(shard_channel(self.shard_id), prev, items, self.vector.as_tuple())
+        return Batch(shard_channel(self.shard_id), prev, items, self.vector.as_tuple(), side)
 
     def set_frontier(self, time: float, *, reset: bool = False) -> None:
         """Hold back messages whose event time is above ``time`` (never lowers it, unless
@@ -310,7 +361,9 @@ class ShardCore:
         return sum(1 for box in self._outboxes for _, msg, _ in box.items if msg[4] <= frontier)
 
     def ack(self, dest: int, upto: int) -> None:
-        """``dest`` has applied (logged) every message up to sequence number ``upto``."""
+        """``dest`` has applied (logged) every message up to sequence number ``upto`` and
+        received the side items sent to it."""
+        self._side_inflight[dest] = 0
         box = self._outboxes[dest]
         while box.items and box.items[0][0] <= upto:
             box.items.popleft()
@@ -318,7 +371,9 @@ class ShardCore:
         box.sent_upto = max(box.sent_upto, box.acked)
 
     def rewind(self, dest: int) -> None:
-        """Forget what was sent to ``dest`` but not acknowledged, so it is sent again."""
+        """Forget what was sent to ``dest`` but not acknowledged, so it is sent again
+        (side items in flight are not resent: they are lost)."""
+        self._side_inflight[dest] = 0
         box = self._outboxes[dest]
         box.sent_upto = box.acked
 
@@ -343,6 +398,8 @@ class ShardCore:
             "pending": self.pending_total(),
             "sent": [o.next_seq - 1 for o in self._outboxes],
             "applied": dict(self.applied),
+            "side_pending": self.side_pending_total(),
+            "side_processed": 0 if self._observer is None else self._observer.side_processed(),
         }
 
     # -- execution --------------------------------------------------------------------
@@ -440,6 +497,10 @@ class ShardCore:
         state_del = tuple(k for k in old_state if k not in new_state)
         sends = self._effects(record, ctx, kind, sender)
         edge_ops = tuple(ctx.edge_ops.items())
+        observer = self._observer
+        change = None
+        if observer is not None and observer.watching:
+            change = _change(vid, record, wc, created, ctx.deleted, old_state, edge_ops, in_op)
         for dst, props in edge_ops:
             if props is None:
                 record.out_edges.pop(dst, None)
@@ -457,6 +518,10 @@ class ShardCore:
             self.vertices.pop(vid, None)
         elif created:
             self.vertices[vid] = record
+        if change is not None:
+            change.clock, change.time = ctx.clock, ctx.time
+            change.state = None if ctx.deleted else new_state
+            observer.vertex_changed(change)  # type: ignore[union-attr]
         if log is not None:
             checkpoint = None
             if not ctx.deleted and (created or ctx.clock % self.checkpoint_interval == 0):
@@ -742,6 +807,46 @@ class _Writes:
         if self.clocks:
             entries[LogName.CLOCKS] = self.clocks
         return LogBatch(entries, {_CURSOR_KEY: cursor})
+
+
+def _change(
+    vid: VertexId,
+    record: VertexRecord,
+    wc: int,
+    created: bool,
+    deleted: bool,
+    old_state: dict[str, Any],
+    edge_ops: tuple[tuple[VertexId, dict[str, Any] | None], ...],
+    in_op: tuple[VertexId, dict[str, Any] | None] | None,
+) -> VertexChange:
+    """The change an execution makes, computed before its edge operations are applied."""
+    out = record.out_edges
+    if deleted:
+        removed_out, added_out = tuple(out), ()
+    else:
+        added_out = tuple(d for d, p in edge_ops if p is not None and d not in out)
+        removed_out = tuple(d for d, p in edge_ops if p is None and d in out)
+    added_in: tuple[VertexId, ...] = ()
+    removed_in: tuple[VertexId, ...] = ()
+    if deleted:
+        removed_in = tuple(record.in_edges)
+    elif in_op is not None:
+        src, props = in_op
+        if props is None:
+            removed_in = (src,) if src in record.in_edges else ()
+        elif src not in record.in_edges:
+            added_in = (src,)
+    return VertexChange(
+        vid,
+        record,
+        wc,
+        None if created else old_state,
+        None,
+        added_out,
+        removed_out,
+        added_in,
+        removed_in,
+    )
 
 
 _REJECT: Mapping[str, Any] = {"__chronoray__": "reject"}

@@ -42,6 +42,7 @@ class LocalRuntime:
         checkpoint_interval: int = 64,
         shard_checkpoint_interval: int = 100_000,
         batch_size: int = 1000,
+        host_factory: Callable[[], Any] | None = None,
     ) -> None:
         LocalRuntime._instances += 1
         prefix = f"local-{id(self)}-{LocalRuntime._instances}"
@@ -51,12 +52,13 @@ class LocalRuntime:
         self.checkpoint_interval = checkpoint_interval
         self.shard_checkpoint_interval = shard_checkpoint_interval
         self.batch_size = batch_size
+        self.host_factory = host_factory
         self._stores: list[LogStore | None] = [self._factory(k) for k in range(num_shards)]
         self.cores = [self._new_core(k) for k in range(num_shards)]
         self._sent: dict[tuple[str, int], int] = {}
 
     def _new_core(self, shard: int) -> ShardCore:
-        return ShardCore(
+        core = ShardCore(
             shard,
             self.num_shards,
             self._stores[shard],
@@ -64,6 +66,9 @@ class LocalRuntime:
             checkpoint_interval=self.checkpoint_interval,
             shard_checkpoint_interval=self.shard_checkpoint_interval,
         )
+        if self.host_factory is not None:
+            core.attach(self.host_factory())
+        return core
 
     def ingest(self, updates: Iterable[Update], source: str = "iterable") -> None:
         """Apply ``updates`` (stamped with ``(source, offset)`` if they are not) and run
@@ -101,7 +106,8 @@ class LocalRuntime:
         self.run_until_quiet()
 
     def run_until_quiet(self, max_rounds: int = 1_000_000) -> int:
-        """Deliver messages between cores until none is pending; returns batches moved."""
+        """Deliver messages (and observers' side items) between cores until none is
+        pending; returns batches moved."""
         moved = 0
         for _ in range(max_rounds):
             progressed = False
@@ -121,7 +127,8 @@ class LocalRuntime:
         raise RuntimeError("messages still pending after max_rounds")
 
     def crash(self, shard: int) -> None:
-        """Drop ``shard``'s memory and rebuild it from its log, as after a process kill."""
+        """Drop ``shard``'s memory and rebuild it from its log, as after a process kill
+        (with a fresh observer: what the old one held is lost)."""
         store = self._stores[shard]
         if store is None:
             raise RuntimeError("a shard without a log cannot recover")

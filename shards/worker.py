@@ -14,6 +14,11 @@ of the original design, outboxes absorb a burst.
 
 If the core cannot write its log the process exits, Ray restarts the actor
 (``max_restarts``), and the new instance rebuilds the shard from its log.
+
+An observer (``host_factory(core)``, e.g. the live-computation host of ``ephemeral``) can
+be attached to the core; :meth:`ShardWorker.live` calls its methods, and its side items
+travel with the shard's batches. A restarted actor gets a fresh observer: whatever it
+held in memory is gone.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import ray
@@ -60,6 +66,7 @@ class ShardWorker:
         sync: bool = False,
         max_pending: int = 200_000,
         max_batch: int = 20_000,
+        host_factory: Callable[[], Any] | None = None,
     ) -> None:
         self.graph_id = graph_id
         self.shard_id = shard_id
@@ -75,8 +82,13 @@ class ShardWorker:
             checkpoint_interval=checkpoint_interval,
             shard_checkpoint_interval=shard_checkpoint_interval,
         )
+        self.host = None
+        if host_factory is not None:
+            self.host = host_factory()
+            self.core.attach(self.host)
         self._peers: list[Any] = [None] * num_shards
         self._wake: list[asyncio.Event] = []
+        self._notified: asyncio.Event | None = None
         self._drained: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         with warnings.catch_warnings():  # Ray's property warns about its own internals
@@ -151,6 +163,31 @@ class ShardWorker:
         """The last failed behavior executions as ``(worker clock, vertex, error)``."""
         return list(self.core.recent_errors)
 
+    async def live(self, method: str, *args: Any) -> Any:
+        """Call ``method`` of the attached observer (host) with ``args``; what it sends
+        is delivered by the send loops."""
+        self._start()
+        if self.host is None:
+            raise RuntimeError(f"shard {self.shard_id} has no live host attached")
+        result = getattr(self.host, method)(*args)
+        self._wake_senders()
+        return result
+
+    async def live_poll(self, method: str, wait: float, *args: Any) -> Any:
+        """Like :meth:`live`, but if the call returns nothing (an empty list), wait up to
+        ``wait`` seconds for the host to signal news and call it again (a long poll)."""
+        self._start()
+        assert self._notified is not None
+        result = await self.live(method, *args)
+        if result or wait <= 0:
+            return result
+        self._notified.clear()  # no await since the call: nothing was missed
+        try:
+            await asyncio.wait_for(self._notified.wait(), wait)
+        except TimeoutError:
+            return result
+        return await self.live(method, *args)
+
     async def close(self) -> None:
         """Stop sending and close the log (the actor should be killed afterwards)."""
         for task in self._tasks:
@@ -165,6 +202,9 @@ class ShardWorker:
             return
         self._wake = [asyncio.Event() for _ in range(self.num_shards)]
         self._drained = asyncio.Event()
+        self._notified = asyncio.Event()
+        if self.host is not None:
+            self.host.wake = self._notified.set
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._send_loop(d)) for d in range(self.num_shards)]
         for event in self._wake:
@@ -175,10 +215,14 @@ class ShardWorker:
             result = self.core.handle(batch)
         except ShardFailed:
             os._exit(70)  # memory may be ahead of the log: restart and recover
-        for dest, event in enumerate(self._wake):
-            if self.core.pending(dest):
-                event.set()
+        self._wake_senders()
         return result.applied, result.buffered
+
+    def _wake_senders(self) -> None:
+        core = self.core
+        for dest, event in enumerate(self._wake):
+            if core.pending(dest) or core.side_pending(dest):
+                event.set()
 
     async def _send_loop(self, dest: int) -> None:
         core = self.core
@@ -210,8 +254,7 @@ class ShardWorker:
         frontier do not count, since only the source's progress releases them."""
         core = self.core
         return (
-            core.pending_total() > self.max_pending
-            and core.releasable_pending() > self.max_pending
+            core.pending_total() > self.max_pending and core.releasable_pending() > self.max_pending
         )
 
     def _peer(self, dest: int) -> Any:

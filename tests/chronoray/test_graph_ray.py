@@ -215,6 +215,7 @@ def test_demo_writes_summary_and_png(ray_session, tmp_path):
     assert result.exit_code == 0, result.output
     assert "20,296" in result.output and "yes" in result.output
     assert "time travel" in result.output and "NO" not in result.output
+    assert "live degree histogram equals networkx: yes" in result.output
     for picture in ("degree_distribution.png", "growth.png"):
         png = Path(out / picture).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000

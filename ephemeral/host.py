@@ -1,0 +1,385 @@
+"""``LiveHost``: the shard-side home of live computations, notification streams and indexes.
+
+One host is attached to each ``ShardCore`` (as its :class:`~shards.observe.ShardObserver`).
+The core calls :meth:`LiveHost.vertex_changed` after every successful behavior execution;
+the host runs the active computations on that vertex, feeds the subscriptions' buffers and
+updates the indexes. Computation messages wait in per-destination-shard outboxes (combined
+per vertex when the computation allows it) until the core takes them into its next batch
+for that shard, as the batch's unlogged side part.
+
+The host never touches the core's logged state: vertices are only read. Everything it
+holds is in memory and lost with the shard process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ephemeral.computation import Computation, EphemeralContext, VertexView
+from ephemeral.index import ShardIndex, declared_indexes
+from ephemeral.notify import (
+    Lagged,
+    Notification,
+    NotificationFilter,
+    ShardStream,
+    replay_notifications,
+)
+from shards.observe import VertexChange
+from shards.routing import shard_of
+from vertex.records import VertexId
+
+if TYPE_CHECKING:
+    from shards.core import ShardCore, VertexRecord
+
+__all__ = ["LiveHost"]
+
+_ERRORS_KEPT = 20
+_NONE = object()
+
+
+@dataclass
+class _Run:
+    """One running computation on this shard."""
+
+    computation: Computation
+    aggregate: Any
+    states: dict[VertexId, Any] = field(default_factory=dict)
+    inbox: dict[VertexId, list[Any]] = field(default_factory=dict)  # for vertices not here yet
+    changes: int = 0
+    messages: int = 0
+    dropped: int = 0
+    errors: int = 0
+    recent_errors: list[str] = field(default_factory=list)
+    senders: tuple[Any, Any] | None = None
+
+
+class LiveHost:
+    """The live-computation observer of one shard (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.core: ShardCore | None = None
+        self.watching = False
+        self.wake: Callable[[], None] | None = None
+        self._runs: dict[str, _Run] = {}
+        self._streams: dict[str, ShardStream] = {}
+        self._indexes: dict[str, ShardIndex] = {}
+        self._lists: list[list[tuple[str, VertexId, Any]]] = []
+        self._combined: list[dict[tuple[str, VertexId], Any]] = []
+        self._route: dict[VertexId, int] = {}
+        self._received = 0
+
+    # -- observer protocol ------------------------------------------------------------
+
+    def attach(self, core: ShardCore) -> None:
+        """Bind to ``core`` and build the declared indexes from its vertices."""
+        self.core = core
+        n = core.num_shards
+        self._lists = [[] for _ in range(n)]
+        self._combined = [{} for _ in range(n)]
+        for name, key_functions in declared_indexes(core.types.classes).items():
+            index = self._indexes[name] = ShardIndex(name, key_functions)
+            for vid, record in core.vertices.items():
+                index.update(vid, record.type_name, record.state)
+        self._update_watching()
+
+    def vertex_changed(self, change: VertexChange) -> None:
+        """Run computations, fill subscriptions, update indexes for one execution."""
+        vid = change.vertex_id
+        for index in self._indexes.values():
+            index.update(vid, change.type_name, change.state)
+        if self._streams:
+            core = self.core
+            assert core is not None
+            n = Notification(
+                vid,
+                change.type_name,
+                change.clock,
+                change.time,
+                core.shard_id,
+                change.wc,
+                change.old_state,
+                change.state,
+            )
+            offered = False
+            for stream in self._streams.values():
+                offered = stream.offer(n) or offered
+            if offered and self.wake is not None:
+                self.wake()
+        if self._runs:
+            record = change._record
+            for cid, run in list(self._runs.items()):
+                if vid in run.states:
+                    run.changes += 1
+                    self._run_hook(cid, run, vid, record, "change", change)
+                    if change.deleted:
+                        run.states.pop(vid, None)
+                elif not change.deleted:
+                    self._maybe_activate(cid, run, vid, record)
+
+    def side_pending(self, dest: int) -> int:
+        """Computation messages waiting for shard ``dest``."""
+        return len(self._lists[dest]) + len(self._combined[dest])
+
+    def take_side(self, dest: int) -> list[Any]:
+        """Hand the messages for ``dest`` to the core's next batch."""
+        items = self._lists[dest][:]
+        self._lists[dest].clear()
+        combined = self._combined[dest]
+        if combined:
+            items.extend((cid, vid, msg) for (cid, vid), msg in combined.items())
+            combined.clear()
+        return items
+
+    def receive_side(self, items: list[Any]) -> None:
+        """Deliver computation messages that arrived for this shard's vertices."""
+        assert self.core is not None
+        vertices = self.core.vertices
+        self._received += len(items)
+        for cid, vid, msg in items:
+            run = self._runs.get(cid)
+            if run is None:
+                continue  # the computation was stopped
+            run.messages += 1
+            if vid in run.states:
+                self._run_hook(cid, run, vid, vertices[vid], "message", msg)
+                continue
+            record = vertices.get(vid)
+            if record is None:
+                waiting = run.inbox.setdefault(vid, [])
+                if waiting and run.computation.combines:
+                    waiting[0] = run.computation.combine_messages(waiting[0], msg)
+                else:
+                    waiting.append(msg)
+            elif self._maybe_activate(cid, run, vid, record):
+                self._run_hook(cid, run, vid, record, "message", msg)
+            else:
+                run.dropped += 1
+
+    def side_processed(self) -> int:
+        """Computation messages received so far."""
+        return self._received
+
+    # -- computations -----------------------------------------------------------------
+
+    def start(self, cid: str, computation: Computation) -> int:
+        """Register ``computation`` as ``cid`` and activate it on every matching vertex;
+        returns how many it activated on."""
+        assert self.core is not None
+        if cid in self._runs:
+            raise ValueError(f"a computation {cid!r} is already running")
+        run = self._runs[cid] = _Run(computation, computation.new_aggregate())
+        run.senders = self._sender(cid, computation)
+        self._update_watching()
+        return sum(
+            self._maybe_activate(cid, run, vid, record)
+            for vid, record in list(self.core.vertices.items())
+        )
+
+    def stop(self, cid: str) -> bool:
+        """Stop ``cid`` and drop its state; its messages still in flight are ignored."""
+        found = self._runs.pop(cid, None) is not None
+        for queue in self._lists:
+            queue[:] = [item for item in queue if item[0] != cid]
+        for combined in self._combined:
+            for key in [k for k in combined if k[0] == cid]:
+                del combined[key]
+        self._update_watching()
+        return found
+
+    def computations(self) -> list[str]:
+        """Ids of the running computations."""
+        return list(self._runs)
+
+    def values(self, cid: str, ids: list[VertexId] | None = None) -> dict[VertexId, Any]:
+        """Raw per-vertex values of ``cid`` (all active vertices, or just ``ids``)."""
+        run = self._run(cid)
+        value = run.computation.value
+        if ids is None:
+            return {vid: value(state) for vid, state in run.states.items()}
+        return {vid: value(run.states[vid]) for vid in ids if vid in run.states}
+
+    def summary(self, cid: str) -> Any:
+        """This shard's part of the aggregated result of ``cid``."""
+        run = self._run(cid)
+        return run.computation.summarize(run.aggregate, self.values(cid))
+
+    def stats(self, cid: str) -> dict[str, Any]:
+        """Counters of ``cid`` on this shard."""
+        run = self._run(cid)
+        return {
+            "active": len(run.states),
+            "changes": run.changes,
+            "messages": run.messages,
+            "waiting": sum(len(v) for v in run.inbox.values()),
+            "dropped": run.dropped,
+            "errors": run.errors,
+            "recent_errors": list(run.recent_errors),
+        }
+
+    def _run(self, cid: str) -> _Run:
+        try:
+            return self._runs[cid]
+        except KeyError:
+            raise KeyError(f"no computation {cid!r} is running") from None
+
+    def _maybe_activate(self, cid: str, run: _Run, vid: VertexId, record: VertexRecord) -> bool:
+        try:
+            matches = run.computation.matches(VertexView(vid, record))
+        except Exception as exc:
+            self._error(run, vid, "matches", exc)
+            return False
+        if not matches:
+            return False
+        run.states[vid] = None
+        self._run_hook(cid, run, vid, record, "activate", None)
+        for msg in run.inbox.pop(vid, ()):
+            if vid not in run.states:
+                break
+            self._run_hook(cid, run, vid, record, "message", msg)
+        return True
+
+    def _run_hook(
+        self, cid: str, run: _Run, vid: VertexId, record: VertexRecord, hook: str, arg: Any
+    ) -> None:
+        comp = run.computation
+        assert run.senders is not None
+        ctx = EphemeralContext(
+            vid, run.states[vid], run.aggregate, VertexView(vid, record), comp, *run.senders
+        )
+        try:
+            if hook == "message":
+                comp.on_message(ctx, arg)
+            elif hook == "change":
+                comp.on_change(ctx, arg)
+            else:
+                comp.on_activate(ctx)
+        except Exception as exc:
+            self._error(run, vid, hook, exc)
+        run.aggregate = ctx.aggregate
+        if ctx.inactive:
+            run.states.pop(vid, None)
+        else:
+            run.states[vid] = ctx.state
+
+    def _error(self, run: _Run, vid: VertexId, hook: str, exc: Exception) -> None:
+        run.errors += 1
+        if len(run.recent_errors) < _ERRORS_KEPT:
+            run.recent_errors.append(f"{hook} on {vid!r}: {type(exc).__name__}: {exc}")
+
+    def _sender(
+        self, cid: str, computation: Computation
+    ) -> tuple[Callable[[VertexId, Any], None], Callable[[Iterable[VertexId], Any], None]]:
+        """``send(dst, msg)`` and ``send_many(dsts, msg)`` for computation ``cid`` (hot
+        paths: every message of every computation goes through them)."""
+        assert self.core is not None
+        num_shards = self.core.num_shards
+        route = self._route
+        combine = computation.combine_messages
+        lists, combined = self._lists, self._combined
+
+        def dest_of(dst: VertexId) -> int:
+            dest = route.get(dst)
+            if dest is None:
+                dest = route[dst] = shard_of(dst, num_shards)
+            return dest
+
+        if not computation.combines:
+
+            def send(dst: VertexId, msg: Any) -> None:
+                lists[dest_of(dst)].append((cid, dst, msg))
+
+            def send_many(dsts: Iterable[VertexId], msg: Any) -> None:
+                for dst in dsts:
+                    lists[dest_of(dst)].append((cid, dst, msg))
+
+            return send, send_many
+
+        def send_combined(dst: VertexId, msg: Any) -> None:
+            box = combined[dest_of(dst)]
+            key = (cid, dst)
+            old = box.get(key, _NONE)
+            box[key] = msg if old is _NONE else combine(old, msg)
+
+        def send_many_combined(dsts: Iterable[VertexId], msg: Any) -> None:
+            get = route.get
+            for dst in dsts:
+                dest = get(dst)
+                if dest is None:
+                    dest = route[dst] = shard_of(dst, num_shards)
+                box = combined[dest]
+                key = (cid, dst)
+                old = box.get(key, _NONE)
+                box[key] = msg if old is _NONE else combine(old, msg)
+
+        return send_combined, send_many_combined
+
+    # -- notification streams ---------------------------------------------------------
+
+    def subscribe(
+        self, sub_id: str, spec: NotificationFilter, capacity: int, since: float | None
+    ) -> int:
+        """Open subscription ``sub_id``; with ``since``, replay this shard's log from that
+        event time up to now first. Returns the worker clock it starts after."""
+        core = self.core
+        assert core is not None
+        replay = None
+        if since is not None:
+            if core.store is None:
+                raise ValueError("replay needs a logged graph")
+            bound = core.worker_clock
+            replay = replay_notifications(core.store, core.shard_id, spec, since, bound)
+        self._streams[sub_id] = ShardStream(core.shard_id, spec, capacity, replay)
+        self._update_watching()
+        return core.worker_clock
+
+    def poll(self, sub_id: str, max_items: int) -> list[Notification | Lagged]:
+        """Up to ``max_items`` notifications (and lag markers) of ``sub_id``."""
+        stream = self._streams.get(sub_id)
+        if stream is None:
+            raise KeyError(f"no subscription {sub_id!r} on this shard")
+        return stream.take(max_items)
+
+    def unsubscribe(self, sub_id: str) -> bool:
+        """Close ``sub_id`` and drop its buffer."""
+        found = self._streams.pop(sub_id, None) is not None
+        self._update_watching()
+        return found
+
+    def stream_stats(self, sub_id: str) -> dict[str, int]:
+        """Delivered, missed and buffered counts of ``sub_id`` on this shard."""
+        stream = self._streams[sub_id]
+        return {
+            "delivered": stream.delivered,
+            "missed": stream.missed,
+            "buffered": len(stream.buffer),
+        }
+
+    # -- indexes ----------------------------------------------------------------------
+
+    def index_names(self) -> list[str]:
+        """Names of the indexes declared by the graph's vertex classes."""
+        return list(self._indexes)
+
+    def index_lookup(self, name: str, key: Any) -> list[VertexId]:
+        """Ids of this shard's vertices with ``key`` in index ``name``."""
+        return self._index(name).lookup(key)
+
+    def index_range(self, name: str, lo: Any, hi: Any) -> list[tuple[Any, VertexId]]:
+        """``(key, id)`` of this shard with ``lo <= key <= hi``, sorted."""
+        return self._index(name).range(lo, hi)
+
+    def index_size(self, name: str) -> int:
+        """Vertices of this shard in index ``name``."""
+        return len(self._index(name))
+
+    def _index(self, name: str) -> ShardIndex:
+        try:
+            return self._indexes[name]
+        except KeyError:
+            known = ", ".join(sorted(self._indexes)) or "none"
+            raise KeyError(f"no index {name!r} (declared: {known})") from None
+
+    def _update_watching(self) -> None:
+        self.watching = bool(self._runs or self._streams or self._indexes)
