@@ -16,6 +16,7 @@ def ray_session():
     import ray
 
     ray.init(
+        address="local",  # never a cluster left running by something else
         num_cpus=2,
         object_store_memory=128 * 1024 * 1024,
         include_dashboard=False,

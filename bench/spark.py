@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(
+            address="local",
             num_cpus=2,
             object_store_memory=512 * 1024 * 1024,
             include_dashboard=False,

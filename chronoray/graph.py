@@ -80,6 +80,7 @@ def ensure_ray(config: Config) -> None:
         ray.init(address=config.ray_address, namespace=_NAMESPACE, log_to_driver=False)
     else:
         ray.init(
+            address="local",  # a new instance, even if a `ray start` cluster is around
             num_cpus=config.num_cpus,
             object_store_memory=config.object_store_memory,
             include_dashboard=False,
