@@ -360,8 +360,14 @@ class GraphCluster:
 
     # -- time travel ------------------------------------------------------------------
 
-    def _shard_path(self, shard: int) -> str:
+    def shard_log_path(self, shard: int) -> str:
+        """The directory of shard ``shard``'s RocksDB log (on the node :attr:`log_node_id`)."""
         return str(self.log_dir / f"shard-{shard}")
+
+    @property
+    def log_node_id(self) -> str:
+        """The Ray node holding the logs: tasks that read them are pinned there."""
+        return self._node_id
 
     def snapshot(
         self,
@@ -382,7 +388,7 @@ class GraphCluster:
         """
         if sum(x is not None for x in (at, clock, window)) > 1:
             raise ValueError("give at most one of at=, clock=, window=")
-        paths = [self._shard_path(k) for k in range(self.num_shards)]
+        paths = [self.shard_log_path(k) for k in range(self.num_shards)]
         if clock is not None:
             cut = tuple(int(c) for c in clock)
             if len(cut) != self.num_shards:
@@ -393,11 +399,11 @@ class GraphCluster:
             t0, t1 = window
             if t0 > t1:
                 raise ValueError(f"window start {t0} is after its end {t1}")
-            self._wait_until_complete(t1, timeout)
+            self.wait_until_complete(t1, timeout)
             meta = SnapshotMeta("window", at=t1, window=(t0, t1))
             return build_snapshot(paths, self._node_id, meta, at=t1, since=t0)
         if at is not None:
-            self._wait_until_complete(at, timeout)
+            self.wait_until_complete(at, timeout)
             return build_snapshot(paths, self._node_id, SnapshotMeta("time", at=at), at=at)
         now = tuple(s["worker_clock"] for s in self._all_stats())
         meta = SnapshotMeta("now", clock=list(now))
@@ -414,12 +420,12 @@ class GraphCluster:
         ``clock`` (neither: now), read from its shard's log. :class:`VertexNotFound` if it
         did not exist then."""
         shard = shard_of(vertex_id, self.num_shards)
-        path = self._shard_path(shard)
+        path = self.shard_log_path(shard)
         if clock is not None:
             bound = read_log(path, self._node_id, consistent_bound, shard, tuple(clock))
             found = read_log(path, self._node_id, vertex_state_at, vertex_id, bound=bound)
         elif at is not None:
-            self._wait_until_complete(at, 120.0)
+            self.wait_until_complete(at, 120.0)
             found = read_log(path, self._node_id, vertex_state_at, vertex_id, at=at)
         else:
             return self.vertex(vertex_id)
@@ -436,8 +442,10 @@ class GraphCluster:
         lo = -math.inf if t0 is None else t0
         hi = math.inf if t1 is None else t1
         if t1 is not None:
-            self._wait_until_complete(t1, 120.0)
-        states = read_log(self._shard_path(shard), self._node_id, vertex_history, vertex_id, lo, hi)
+            self.wait_until_complete(t1, 120.0)
+        states = read_log(
+            self.shard_log_path(shard), self._node_id, vertex_history, vertex_id, lo, hi
+        )
         if not states:
             raise VertexNotFound(vertex_id)
         return states  # type: ignore[no-any-return]
@@ -491,10 +499,11 @@ class GraphCluster:
             snapshots = self.snapshot(at, clock=clock, window=window)
         return run_analysis(self.spark(), name, snapshots, **params)
 
-    def _wait_until_complete(self, t: float, timeout: float) -> None:
+    def wait_until_complete(self, t: float, timeout: float = 120.0) -> None:
         """Return once every update with time ``<= t`` and every message it caused is
         logged: the source read past ``t``, shards applied every batch holding such an
-        update, and no shard holds an unacknowledged message of time ``<= t``."""
+        update, and no shard holds an unacknowledged message of time ``<= t``. Raises
+        :class:`SnapshotNotReady` if that is still not so after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         feeder = self._feeder
         while True:

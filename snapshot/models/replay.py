@@ -148,9 +148,8 @@ def _replay_on_ray(
             store.close()
 
     if math.isfinite(t1):
-        # GraphCluster has no public "wait until complete" yet; snapshot(at=) waits alike
-        graph._wait_until_complete(t1, 120.0)
-    strategy = NodeAffinitySchedulingStrategy(graph._node_id, soft=False)
+        graph.wait_until_complete(t1, 120.0)
+    strategy = NodeAffinitySchedulingStrategy(graph.log_node_id, soft=False)
     refs = []
     for shard in range(graph.num_shards):
         mine = (
@@ -162,7 +161,7 @@ def _replay_on_ray(
             continue
         refs.append(
             replay_shard.options(scheduling_strategy=strategy).remote(
-                graph._shard_path(shard), mine
+                graph.shard_log_path(shard), mine
             )
         )
     return ray.get(refs)
