@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rich.columns import Columns
 from rich.console import Console
 from rich.table import Table
 
@@ -80,14 +81,17 @@ def show_live_results(console: Console, live: list[LiveComputation], oracle: Edg
     exact = nx.pagerank(g, tol=1e-12)
     l1 = sum(abs(ranks.get(v, 0.0) - p) for v, p in exact.items())
     bound = pagerank.computation.error_bound
-    table = Table(title="live computations, updated during ingestion (never logged)")
-    for column in ("vertex", "live PageRank", "networkx", "out-degree bin", "vertices"):
-        table.add_column(column, justify="right")
-    top = sorted(ranks.items(), key=lambda kv: -kv[1])[:5]
-    bins = list(result["out"].items())[:5]
-    for (vertex, rank), (degree, count) in zip(top, bins, strict=True):
-        table.add_row(str(vertex), f"{rank:.6f}", f"{exact[vertex]:.6f}", str(degree), str(count))
-    console.print(table)
+    ranked = Table(title="live PageRank (never logged)")
+    for column in ("vertex", "live", "networkx"):
+        ranked.add_column(column, justify="right")
+    for vertex, rank in sorted(ranks.items(), key=lambda kv: -kv[1])[:5]:
+        ranked.add_row(str(vertex), f"{rank:.6f}", f"{exact[vertex]:.6f}")
+    binned = Table(title="live out-degree histogram")
+    for column in ("out-degree", "vertices (live)", "networkx"):
+        binned.add_column(column, justify="right")
+    for degree, count in list(result["out"].items())[:5]:
+        binned.add_row(str(degree), str(count), str(expected_out.get(degree, 0)))
+    console.print(Columns([ranked, binned]))
     console.print(
         f"live degree histogram equals networkx: {'yes' if hist_ok else 'NO'}; "
         f"live PageRank L1 distance to networkx {l1:.1e} (bound {bound:.1e}): "
