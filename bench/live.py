@@ -18,8 +18,6 @@ Reference (thesis ch. 14, Java chronograph on 8 workers): median ~5 ms and p99 ~
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import shutil
 import tempfile
 import time
@@ -28,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bench.report import machine, write_results
 from chronoray.datasets import collegemsg_path
 from chronoray.sources import SnapEdgeSource
 from ephemeral.algorithms import (
@@ -245,21 +244,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "runtime": args.runtime,
         "shards": args.shards,
         "trials": args.trials,
-        "machine": {"cpus": _cpus(), "python": platform.python_version()},
+        "machine": machine(),
         "latency": latency,
         "throughput": throughput,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "live.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "live.md").write_text(_table(result))
-    print(_table(result))
+    write_results(args.out, "live", result, _table(result))
     return result
-
-
-def _cpus() -> int:
-    import os
-
-    return os.cpu_count() or 0
 
 
 def _table(result: dict[str, Any]) -> str:

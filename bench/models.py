@@ -26,8 +26,6 @@ Writes ``models.json`` and ``models.md`` under ``--out`` (default ``bench/result
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import shutil
 import statistics
 import tempfile
@@ -39,6 +37,7 @@ from typing import Any
 import networkx as nx
 
 import chronoray as cr
+from bench.report import machine, write_results
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from snapshot.algorithms import pagerank, pagerank_job, pagerank_shift
 from snapshot.models.result import ModelResult
@@ -144,12 +143,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "limit_lines": args.limit_lines,
             "trials": args.trials,
             "tol": TOL,
-            "machine": {"cpus": _cpus(), "python": platform.python_version()},
+            "machine": machine(),
         }
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "models.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "models.md").write_text(_markdown(result))
+    write_results(args.out, "models", result, _markdown(result), show=False)
     return result
 
 
@@ -319,12 +316,6 @@ def _markdown(r: dict[str, Any]) -> str:
         )
     out.append("")
     return "\n".join(out)
-
-
-def _cpus() -> int:
-    import os
-
-    return len(os.sched_getaffinity(0))
 
 
 if __name__ == "__main__":

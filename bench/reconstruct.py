@@ -23,8 +23,6 @@ Every measurement is taken ``--trials`` times; the median is reported. Writes
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import shutil
 import statistics
 import tempfile
@@ -33,6 +31,7 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
+from bench.report import machine, write_results
 from chronoray.datasets import collegemsg_path
 from chronoray.sources import SnapEdgeSource
 from shards.core import load_shard_checkpoint
@@ -216,24 +215,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "entries": entries,
         "timeline": {"t_min": t_min, "t_max": t_max},
         "vertex_checkpoint_interval": VERTEX_CHECKPOINT_INTERVAL,
-        "machine": {"cpus": _cpus(), "python": platform.python_version()},
+        "machine": machine(),
         "ingest": ingest,
         "rate": rate,
         "latency_vs_history": latency,
         "summary": summary,
         "reference": REFERENCE,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "reconstruct.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "reconstruct.md").write_text(_table(result))
-    print(_table(result))
+    write_results(args.out, "reconstruct", result, _table(result))
     return result
-
-
-def _cpus() -> int:
-    import os
-
-    return os.cpu_count() or 0
 
 
 def _ms(seconds: float) -> str:

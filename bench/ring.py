@@ -16,14 +16,13 @@ Writes ``bench/results/ring.json`` and ``bench/results/ring.md``.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.report import machine, write_results
 from bench.workloads import RingVertex, ring_seed
 from shards.codec import decode_event
 from shards.local import LocalRuntime
@@ -156,21 +155,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "vertices": n,
         "messages": m,
         "trials": args.trials,
-        "machine": {"cpus": _cpus(), "python": platform.python_version()},
+        "machine": machine(),
         "runs": runs,
         "ratios": ratios,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "ring.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "ring.md").write_text(_table(result))
-    print(_table(result))
+    write_results(args.out, "ring", result, _table(result))
     return result
-
-
-def _cpus() -> int:
-    import os
-
-    return os.cpu_count() or 0
 
 
 def _table(result: dict[str, Any]) -> str:

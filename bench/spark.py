@@ -19,10 +19,7 @@ Writes ``spark.json`` and ``spark.md`` under ``--out`` (default ``bench/results`
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import platform
 import shutil
 import statistics
 import tempfile
@@ -34,6 +31,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import ray
+
+from bench.report import machine, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -221,15 +220,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ray.shutdown()
     result = {
         "benchmark": "spark",
-        "machine": {"cpus": os.cpu_count() or 0, "python": platform.python_version()},
+        "machine": machine(),
         "session_start_seconds": session_s,
         "handover": handover,
         "pagerank": ranks,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "spark.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "spark.md").write_text(_table(result))
-    print(_table(result))
+    write_results(args.out, "spark", result, _table(result))
     return result
 
 
