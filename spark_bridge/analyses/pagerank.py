@@ -92,7 +92,7 @@ def pagerank(
     )
     teleport = (1.0 - alpha) / n
     ranks = vertices.select("vertex", F.lit(1.0 / n).alias("rank"))
-    done, delta = 0, float("inf")
+    done, delta, total = 0, float("inf"), 1.0  # total: sum(y) at the last check
     while done < max_iter and delta >= tol:
         block = min(check_every, max_iter - done)
         for _ in range(block):
@@ -105,7 +105,6 @@ def pagerank(
         delta = change / total
     if run is not None:
         run.append(PageRankRun(done, delta, delta < tol))
-    total = ranks.agg(F.sum("rank")).first()[0]
     return ranks.select("vertex", (F.col("rank") / total).alias("pagerank"))
 
 
