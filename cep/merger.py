@@ -175,6 +175,10 @@ class TopKMerger:
         return self.render(key[0], best)
 
 
+def _tag(instance: int, reports: list[Report]) -> Iterator[tuple[StepKey, int, Report]]:
+    return ((r.key, instance, r) for r in reports)
+
+
 def merge_steps(
     events: Iterable[StepKey], reports: list[list[Report]]
 ) -> Iterator[tuple[StepKey, list[tuple[int, Report]]]]:
@@ -183,8 +187,7 @@ def merge_steps(
     tagged: list[Iterable[tuple[StepKey, int, Report | None]]] = [
         ((key, -1, None) for key in events)
     ]
-    for instance, rs in enumerate(reports):
-        tagged.append((r.key, instance, r) for r in rs)
+    tagged += [_tag(instance, rs) for instance, rs in enumerate(reports)]
     current: StepKey | None = None
     group: list[tuple[int, Report]] = []
     for key, instance, report in heapq.merge(*tagged, key=lambda x: (x[0], x[1])):

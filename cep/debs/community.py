@@ -156,18 +156,22 @@ class LikerCommunity(cr.Computation):
 
     def on_activate(self, ctx: Any) -> None:
         if ctx.vertex.type_name == Person.type_name:
+            # activation comes with the execution that created the person: its edges so
+            # far are new ones
+            ctx.state = set()
             edges = ctx.vertex.out_edges
-            ctx.state = {c for c, p in edges.items() if p.get("kind") == "like"}
+            self._person_gained(ctx, edges, list(edges))
         else:
             ctx.state = _Components() if self.community == "component" else _Cliques()
 
     def on_change(self, ctx: Any, change: Any) -> None:
-        if ctx.vertex.type_name != Person.type_name:
-            return
+        if ctx.vertex.type_name == Person.type_name:
+            ctx.state.difference_update(change.removed_out)
+            self._person_gained(ctx, change.out_edges, change.added_out)
+
+    def _person_gained(self, ctx: Any, edges: Mapping[Any, Any], added: Any) -> None:
         liked: set[str] = ctx.state
-        liked.difference_update(change.removed_out)
-        edges = change.out_edges
-        for dst in change.added_out:
+        for dst in added:
             props = edges[dst]
             if props["kind"] == "like":
                 liked.add(dst)
