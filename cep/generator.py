@@ -158,9 +158,11 @@ def generate(
     try:
         written = 0
         while written < events:
-            now += rng.expovariate(1.0 / gap)
+            roll = rng.random()
+            if roll >= 0.15:  # else a burst: the same time as the previous event
+                now += rng.expovariate(1.0 / gap)
             ms = int(now)
-            if rng.random() < 0.3:  # whole seconds: equal times within and across files
+            if roll < 0.45:  # whole seconds: more equal times within and across files
                 ms -= ms % 1000
             last = max(ms, last)  # rounding down must not go back in time
             t = format_time(last)
