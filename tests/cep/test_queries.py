@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import at, events_of, run
 from reference import reference_q1, reference_q2
+
+from conftest import at, events_of, run
 
 
 def q1(files, **options):
