@@ -20,6 +20,7 @@ per second of wall time, reading and writing included.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -116,6 +117,7 @@ def _start_ray() -> bool:
         object_store_memory=128 * 1024 * 1024,
         include_dashboard=False,
         log_to_driver=False,
+        logging_level=logging.ERROR,  # Ray's own start-up lines stay off the user's terminal
         namespace="chronoray-cep",
     )
     return True
@@ -162,6 +164,7 @@ class Pipeline:
             self._hosts: list[Any] = [
                 actor.remote(operator, i, instances, log_dir) for i in range(instances)
             ]
+            ray.get([h.stats.remote() for h in self._hosts])  # started: not part of a run
         else:
             self._hosts = [InstanceHost(operator, i, instances, log_dir) for i in range(instances)]
         self._closed = False
