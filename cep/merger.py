@@ -17,8 +17,10 @@ item's identity (Query 1: the post ids in order; Query 2: the comment texts).
 
 :class:`Ranking` is GraphCEP's two-tier top-k structure (seed 002, sec. 4.1.1): items whose
 score is at least a threshold ``TH`` are kept sorted, the others in an unsorted table;
-``TH`` follows the k-th score so the sorted tier stays small (an update costs O(log m) in a
-tier of m items, or O(1) below ``TH``).
+``TH`` trails the k-th score by between ``low`` and ``high`` points (GraphCEP: 20 and 40),
+so the sorted tier stays small -- an update costs O(log m) in a tier of m items, or O(1)
+below ``TH`` -- yet rarely runs short of k items (then ``TH`` is lowered by one scan of
+the unsorted table).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class Report(NamedTuple):
 class Ranking:
     """Items ranked by key, smaller first; ``key[0]`` must be ``-score`` (an ``int``).
 
-    >>> r = Ranking(high=2, step=1)
+    >>> r = Ranking(low=1, high=2)
     >>> for item, score in [("a", 5), ("b", 7), ("c", 1), ("d", 7)]:
     ...     r.set(item, (-score, item), score)
     >>> [item for _, item, _ in r.top(3)]
@@ -58,9 +60,11 @@ class Ranking:
     ['c', 'd']
     """
 
-    def __init__(self, *, high: int = 40, step: int = 5) -> None:
+    def __init__(self, *, low: int = 20, high: int = 40) -> None:
+        if not 0 <= low <= high:
+            raise ValueError(f"need 0 <= low <= high, got low={low}, high={high}")
+        self.low = low
         self.high = high
-        self.step = step
         self.threshold = -(1 << 62)  # everything sorted until the first adaptation
         self._sorted: list[tuple[tuple[Any, ...], Hashable]] = []
         self._keys: dict[Hashable, tuple[Any, ...]] = {}
@@ -110,25 +114,21 @@ class Ranking:
         return [(key, item, self._display[item]) for key, item in best]
 
     def _refill(self, k: int) -> None:
-        """Lower the threshold to the score of the k-th best item overall."""
+        """Lower the threshold to ``low`` below the k-th best score overall."""
         keys = self._keys
         wanted = heapq.nsmallest(k - len(self._sorted), self._cold, key=keys.__getitem__)
-        self.threshold = -keys[wanted[-1]][0]
-        self._promote()
-
-    def _promote(self) -> None:
-        keys, threshold = self._keys, self.threshold
-        moving = [item for item in self._cold if -keys[item][0] >= threshold]
+        self.threshold = -keys[wanted[-1]][0] - self.low
+        moving = [item for item in self._cold if -keys[item][0] >= self.threshold]
         for item in moving:
             self._cold.discard(item)
             bisect.insort(self._sorted, (keys[item], item))
 
     def _adapt(self, score_k: int) -> None:
-        # GraphCEP's rule: TH trails the k-th score; demote the sorted tier's tail when
-        # it drifts too far below (promotion happens in _refill, only when needed)
+        """Raise the threshold back to ``low`` below the k-th score once it trails by more
+        than ``high``, moving the sorted tier's tail to the unsorted table."""
         if score_k - self.threshold <= self.high:
             return
-        self.threshold = score_k - self.high + self.step
+        self.threshold = score_k - self.low
         tail = self._sorted
         while tail and -tail[-1][0][0] < self.threshold:
             _, item = tail.pop()

@@ -180,9 +180,9 @@ class TopKOperator(Operator):
     (keys, items or displays), which is what :class:`~cep.merger.TopKMerger` combines.
     """
 
-    def __init__(self, k: int, *, high: int, step: int) -> None:
+    def __init__(self, k: int, *, low: int, high: int) -> None:
         self.k = k
-        self.ranking = Ranking(high=high, step=step)
+        self.ranking = Ranking(low=low, high=high)
         self._reported: list[Entry] = []
 
     def report(self, ctx: Context, key: StepKey) -> None:

@@ -60,7 +60,7 @@ class Q1Operator(TopKOperator):
     """One Query 1 instance: the posts whose id it owns, their timetable, local top-3."""
 
     def __init__(self) -> None:
-        super().__init__(K, high=40, step=5)  # GraphCEP's threshold steps
+        super().__init__(K, low=20, high=40)  # GraphCEP's threshold margins
         self.posts: dict[int, _Post] = {}
         # [next decay time, post id, decays left, commenter or None]; times increase
         self.timetable: deque[list[Any]] = deque()

@@ -48,7 +48,7 @@ class Q2Operator(TopKOperator):
     def __init__(
         self, k: int, d_seconds: int, community: Community = "component", shards: int = 1
     ) -> None:
-        super().__init__(k, high=2, step=1)
+        super().__init__(k, low=1, high=3)
         if d_seconds < 1:
             raise ValueError(f"d must be >= 1 second, got {d_seconds}")
         self.window = d_seconds * 1000
