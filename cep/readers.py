@@ -14,7 +14,8 @@ integers in ASCII digits, texts anything without ``|``.
 
 Bad input follows the rules of chronoray's other sources: a bad line raises
 :class:`chronoray.MalformedRecord` naming the file, the 1-based line, the reason and the
-raw text -- after every good event before it was yielded, none after it. With
+raw text -- after every event merged before that file's previous good line was yielded
+(other files' events of later times may not be), none after it. With
 ``on_error="skip"`` it is counted and appended to the ``rejects`` file as
 ``file<TAB>line<TAB>reason<TAB>text`` (the same format as ``chronoray ingest``'s rejects),
 and reading goes on. A line whose time is earlier than the previous good line of the same
