@@ -163,7 +163,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "instances": args.instances,
             "runtime": args.runtime,
             "batch_size": args.batch_size,
-            "log_dir": str(workdir / "logs"),
         }
         q2_options = {"k": args.k, "d": args.d, "community": args.community, "shards": args.shards}
         queries: dict[str, Any] = {}

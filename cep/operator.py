@@ -51,8 +51,8 @@ class EmbeddedGraph:
     """A chronoray graph held by one operator instance (see the module doc).
 
     ``vertex_types``: the graph's vertex classes (the first is the default for vertices
-    created by an edge). Logs go to ``log_dir`` (a temporary directory, removed by
-    :meth:`close`, when ``None``).
+    created by an edge). Logs go to ``log_dir``, which must be new or empty (a temporary
+    directory, removed by :meth:`close`, when ``None``); they stay there after the run.
     """
 
     def __init__(
@@ -64,6 +64,9 @@ class EmbeddedGraph:
     ) -> None:
         self._temp = log_dir is None
         self.log_dir = Path(tempfile.mkdtemp(prefix="cep-graph-") if log_dir is None else log_dir)
+        if not self._temp and self.log_dir.exists() and any(self.log_dir.iterdir()):
+            # an operator's graph starts empty: another run's logs would be recovered into it
+            raise ValueError(f"{self.log_dir} already holds a graph; give an empty log_dir")
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.runtime = LiveLocalRuntime(
             shards,
