@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from cep_helpers import events_of
 from click.testing import CliRunner
 from reference import reference_q1, reference_q2
 
 from cep import DebsFiles
 from chronoray.cli import main
-from conftest import events_of
 
 
 def test_generate_q1_q2_and_a_bad_line(tmp_path):

@@ -8,10 +8,10 @@ with 1 and 4 instances, each Query 2 instance's graph on 1 or 4 shards.
 from __future__ import annotations
 
 import pytest
+from cep_helpers import events_of, run
 from reference import reference_q1, reference_q2
 
 from cep import DebsFiles, generate
-from conftest import events_of, run
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from cep_helpers import at, events_of, run
 from reference import reference_q1, reference_q2
-
-from conftest import at, events_of, run
 
 
 def q1(files, **options):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from cep_helpers import at
 
 import chronoray as cr
 from cep import DebsFiles, Like, Post, format_time, generate, parse_time, read_stream
-from conftest import at
 
 
 def test_timestamps_round_trip_and_refuse_other_forms():
