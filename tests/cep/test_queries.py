@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cep_helpers import at, events_of, run
+from cep_helpers import at, events_of, run, write_debs
 from reference import reference_q1, reference_q2
 
 
@@ -19,10 +19,11 @@ def q2(files, k=2, d=3600, community="component", **options):
     return lines
 
 
-def test_graphcep_worked_example(debs):
+def test_graphcep_worked_example(tmp_path):
     # seed 002, Fig. 3: post 0 at day 1 02h, post 1 at day 1 09h, a comment on post 0 at
     # day 2 15h -> both decayed once, post 0 gained 10: scores 19 and 9
-    files = debs(
+    files = write_debs(
+        tmp_path,
         posts=[f"{at(0, 2)}|0|10|p0|Ann Lee", f"{at(0, 9)}|1|11|p1|Bo Li"],
         comments=[f"{at(1, 15)}|5|12|nice|Cy Wu||0"],
     )
@@ -33,8 +34,9 @@ def test_graphcep_worked_example(debs):
     ]
 
 
-def test_reply_chains_commenters_and_no_line_for_a_score_change(debs):
-    files = debs(
+def test_reply_chains_commenters_and_no_line_for_a_score_change(tmp_path):
+    files = write_debs(
+        tmp_path,
         posts=[f"{at(0)}|1|10|p1|Ann", f"{at(0, 1)}|2|11|p2|Bo"],
         comments=[
             f"{at(0, 2)}|3|10|own|Ann||1",  # the author: no commenter
@@ -51,8 +53,9 @@ def test_reply_chains_commenters_and_no_line_for_a_score_change(debs):
     ]
 
 
-def test_death_shows_at_the_next_event_and_later_comments_are_ignored(debs):
-    files = debs(
+def test_death_shows_at_the_next_event_and_later_comments_are_ignored(tmp_path):
+    files = write_debs(
+        tmp_path,
         posts=[f"{at(0)}|1|10|p1|Ann", f"{at(0, 1)}|2|11|p2|Bo", f"{at(12)}|3|12|p3|Cy"],
         comments=[f"{at(10, 0.5)}|4|13|late|Di||1"],  # post 1 died at day 10 exactly
     )
@@ -64,8 +67,9 @@ def test_death_shows_at_the_next_event_and_later_comments_are_ignored(debs):
     ]
 
 
-def test_equal_scores_and_times_order_by_last_comment_then_id(debs):
-    files = debs(
+def test_equal_scores_and_times_order_by_last_comment_then_id(tmp_path):
+    files = write_debs(
+        tmp_path,
         posts=[f"{at(0)}|1|10|a|Ann", f"{at(0)}|2|11|b|Bo", f"{at(0)}|3|12|c|Cy"],
         comments=[f"{at(0, 1)}|4|13|x|Di||3", f"{at(0, 2)}|5|13|y|Di||1"],
     )
@@ -74,9 +78,10 @@ def test_equal_scores_and_times_order_by_last_comment_then_id(debs):
     assert lines[2] == f"{at(0)},1,Ann,10,0,2,Bo,10,0,3,Cy,10,0"  # all tied: by id
 
 
-def test_q2_component_versus_clique_and_text_ties(debs):
+def test_q2_component_versus_clique_and_text_ties(tmp_path):
     # "a text": likers 1-2-3 on a path (component 3, clique 2); "0 text": 4-5 (2 and 2)
-    files = debs(
+    files = write_debs(
+        tmp_path,
         comments=[f"{at(0)}|100|9|a text|Zed||1", f"{at(0)}|101|9|0 text|Zed||1"],
         friendships=[f"{at(0)}|1|2", f"{at(0)}|2|3", f"{at(0)}|4|5"],
         likes=[
@@ -92,9 +97,10 @@ def test_q2_component_versus_clique_and_text_ties(debs):
     assert q2(files, d=86400, community="clique") == common  # the clique stays 2
 
 
-def test_q2_friendship_after_likes_and_expiry_at_t_plus_d(debs):
+def test_q2_friendship_after_likes_and_expiry_at_t_plus_d(tmp_path):
     d = 3600
-    files = debs(
+    files = write_debs(
+        tmp_path,
         comments=[f"{at(0)}|100|9|first|Zed||1", f"{at(0, 0.5)}|101|9|second|Zed||1"],
         likes=[
             f"{at(0, 0.2)}|1|100",
@@ -114,6 +120,8 @@ def test_q2_friendship_after_likes_and_expiry_at_t_plus_d(debs):
 
 
 @pytest.mark.parametrize("instances", [1, 3])
-def test_q2_nothing_after_the_end_of_the_input(debs, instances):
-    files = debs(comments=[f"{at(0)}|100|9|only|Zed||1"], likes=[f"{at(0, 0.1)}|1|100"])
+def test_q2_nothing_after_the_end_of_the_input(tmp_path, instances):
+    files = write_debs(
+        tmp_path, comments=[f"{at(0)}|100|9|only|Zed||1"], likes=[f"{at(0, 0.1)}|1|100"]
+    )
     assert q2(files, d=3600, instances=instances) == [f"{at(0, 0.1)},only,-"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cep_helpers import at
+from cep_helpers import at, write_debs
 
 import chronoray as cr
 from cep import DebsFiles, Like, Post, format_time, generate, parse_time, read_stream
@@ -24,8 +24,9 @@ def test_timestamps_round_trip_and_refuse_other_forms():
             parse_time(bad)
 
 
-def test_merged_by_time_then_file_order(debs):
-    files = debs(
+def test_merged_by_time_then_file_order(tmp_path):
+    files = write_debs(
+        tmp_path,
         posts=[f"{at(1)}|1|5|hello|Ann Lee"],
         comments=[f"{at(1)}|2|6|hi|Bo Li||1"],
         likes=[f"{at(0)}|6|2", f"{at(1)}|7|2"],
@@ -37,8 +38,10 @@ def test_merged_by_time_then_file_order(debs):
     assert stats.events == {"posts": 1, "comments": 1, "likes": 2, "friendships": 1}
 
 
-def test_minus_one_or_empty_mark_the_unset_reference(debs):
-    files = debs(comments=[f"{at(1)}|2|6|hi|Bo Li|-1|1", f"{at(1)}|3|6|re|Bo Li|2|"])
+def test_minus_one_or_empty_mark_the_unset_reference(tmp_path):
+    files = write_debs(
+        tmp_path, comments=[f"{at(1)}|2|6|hi|Bo Li|-1|1", f"{at(1)}|3|6|re|Bo Li|2|"]
+    )
     first, second = read_stream(files)[0]
     assert (first.replied, first.post_id, second.replied, second.post_id) == (None, 1, 2, None)
 
@@ -55,10 +58,10 @@ BAD = [
 
 
 @pytest.mark.parametrize("kind,line,reason", BAD)
-def test_a_bad_line_names_file_line_reason_and_text(debs, tmp_path, kind, line, reason):
+def test_a_bad_line_names_file_line_reason_and_text(tmp_path, kind, line, reason):
     good = {"posts": f"{at(0)}|9|5|first|Ann", "comments": f"{at(0)}|8|6|x|Bo||9",
             "likes": f"{at(0)}|6|8", "friendships": f"{at(0)}|6|7"}  # fmt: skip
-    files = debs(**{kind: [good[kind], line, good[kind].replace(at(0), at(2))]})
+    files = write_debs(tmp_path, **{kind: [good[kind], line, good[kind].replace(at(0), at(2))]})
     events = []
     with pytest.raises(cr.MalformedRecord) as caught:
         for e in read_stream(files.only(kind))[0]:
@@ -69,8 +72,10 @@ def test_a_bad_line_names_file_line_reason_and_text(debs, tmp_path, kind, line, 
     assert len(events) == 1  # everything before it, nothing after
 
 
-def test_time_going_back_and_undecodable_bytes_are_bad_lines(debs, tmp_path):
-    files = debs(posts=[f"{at(2)}|1|5|a|Ann", f"{at(1)}|2|5|b|Ann", f"{at(3)}|3|5|c|Ann"])
+def test_time_going_back_and_undecodable_bytes_are_bad_lines(tmp_path):
+    files = write_debs(
+        tmp_path, posts=[f"{at(2)}|1|5|a|Ann", f"{at(1)}|2|5|b|Ann", f"{at(3)}|3|5|c|Ann"]
+    )
     (tmp_path / "likes.dat").write_bytes(f"{at(1)}|6|8\n".encode() + b"\xff\xfe|1|2\n")
     rejects = tmp_path / "rejects.tsv"
     events, stats = read_stream(files.only("posts", "likes"), "skip", rejects)
