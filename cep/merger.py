@@ -158,14 +158,17 @@ class TopKMerger:
         self.local: dict[int, tuple[Entry, ...]] = {}
         self.last: list[Hashable] = []
         self.lines = 0
+        self._dirty = False  # a local list changed since the global top-k was last computed
 
     def step(self, key: StepKey, reports: list[tuple[int, Report]]) -> str | None:
         """Apply one step's reports (``(instance, report)``, in instance order); the line
         to write, if the global top-k changed (and lines are written at this step)."""
         for instance, report in reports:
             self.local[instance] = report.entries
-        if key[1] == 0 and not self.time_steps:
-            return None
+            self._dirty = True
+        if not self._dirty or (key[1] == 0 and not self.time_steps):
+            return None  # nothing new, or not a step lines are written at
+        self._dirty = False
         best = heapq.nsmallest(self.k, (e for es in self.local.values() for e in es))
         ids = [self.identity(item, display) for _, item, display in best]
         if ids == self.last:
