@@ -630,5 +630,18 @@ def _stats_table(stats: dict[str, Any]) -> Table:
     return table
 
 
+@main.command(
+    "cep",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    add_help_option=False,
+)
+@click.pass_context
+def cep_command(ctx: click.Context) -> None:
+    """Complex event processing (GraphCEP): DEBS 2016 Q1 and Q2 (see cep --help)."""
+    from cep.cli import cep  # imported on use: the rest of the CLI does not load cep
+
+    cep.main(ctx.args, prog_name="chronoray cep")
+
+
 if __name__ == "__main__":
     main()

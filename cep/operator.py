@@ -1,0 +1,196 @@
+"""Operator instances: user code per partition, with a chronoray graph at hand.
+
+An :class:`Operator` is what a domain expert writes (seed 002, sec. 3): it gets the events
+the splitter routed to its instance, in stream order, sees time pass, and emits
+:class:`~cep.merger.Report` s for the merger. Several instances run the same operator class
+in parallel (on Ray: one actor each), each on its own share of the stream.
+
+Hooks, in the order an instance calls them for a batch of routed events:
+
+* :meth:`Operator.advance` ``(ctx, t)`` before each event with the event's time, and once
+  more at the batch's end with the time of the batch's last input event -- also when the
+  instance got no event: time passes for every instance alike. Time-driven work (decays,
+  window expiries) happens here, for every time ``<= t``.
+* :meth:`Operator.on_event` ``(ctx, seq, event, partitions)`` for each routed event.
+* :meth:`Operator.end_batch` ``(ctx)`` once the batch is through (e.g. to read a graph
+  computation's results).
+
+The graph: :meth:`Context.graph` gives an :class:`EmbeddedGraph`, a chronoray graph held by
+the instance -- event-sourced vertex actors on ``shards`` shard cores with RocksDB logs, and
+live computations (chronoray's in-process runtime, so the graph runs inside the instance's
+Ray actor). :meth:`EmbeddedGraph.manipulate_graph` applies updates;
+:meth:`EmbeddedGraph.execute` runs a live computation on the graph and returns its result.
+
+**When the graph is complete.** A chronoray graph is asynchronous: an update's effects
+travel as messages between vertices and shards. Before an operator reads a result it must
+be sure every effect of every update so far has been processed. ``manipulate_graph``
+gives that per update: each update is processed until no message is pending anywhere
+(vertex messages and live-computation messages alike) before the next one is applied.
+So a live computation that records what it sees, tagged with the update that caused it,
+records it exactly as of that update; ``execute`` reads it once per batch.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import chronoray as cr
+from cep.merger import Entry, Ranking, Report, StepKey
+from ephemeral.local import LiveLocalRuntime
+from shards.logstore import RocksLogStore
+from vertex import Update, Vertex, VertexTypes
+
+__all__ = ["Context", "EmbeddedGraph", "Operator", "TopKOperator"]
+
+
+class EmbeddedGraph:
+    """A chronoray graph held by one operator instance (see the module doc).
+
+    ``vertex_types``: the graph's vertex classes (the first is the default for vertices
+    created by an edge). Logs go to ``log_dir``, which must be new or empty (a temporary
+    directory, removed by :meth:`close`, when ``None``); they stay there after the run.
+    """
+
+    def __init__(
+        self,
+        vertex_types: list[type[Vertex]],
+        *,
+        shards: int = 1,
+        log_dir: str | Path | None = None,
+    ) -> None:
+        self._temp = log_dir is None
+        self.log_dir = Path(tempfile.mkdtemp(prefix="cep-graph-") if log_dir is None else log_dir)
+        if not self._temp and self.log_dir.exists() and any(self.log_dir.iterdir()):
+            # an operator's graph starts empty: another run's logs would be recovered into it
+            raise ValueError(f"{self.log_dir} already holds a graph; give an empty log_dir")
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.runtime = LiveLocalRuntime(
+            shards,
+            VertexTypes(vertex_types),
+            store_factory=lambda k: RocksLogStore(self.log_dir / f"shard-{k}"),
+            batch_size=1,  # one update at a time, each processed until the graph is idle
+        )
+        self._pending: list[Update] = []
+        self._offset = 0
+        self._live: dict[int, cr.LiveComputation] = {}
+        self.updates = 0
+
+    def manipulate_graph(self, updates: Iterable[Update]) -> None:
+        """Apply ``updates`` in order (buffered until the next :meth:`flush`/:meth:`execute`;
+        each one is processed until the graph is idle before the next)."""
+        self._pending.extend(updates)
+
+    def flush(self) -> None:
+        """Apply what :meth:`manipulate_graph` buffered."""
+        if not self._pending:
+            return
+        stamped = []
+        for update in self._pending:
+            self._offset += 1
+            stamped.append(update.with_origin("cep", self._offset))
+        self._pending = []
+        self.updates += len(stamped)
+        self.runtime.ingest(stamped, source="cep")
+
+    def execute(self, computation: cr.Computation) -> Any:
+        """Run ``computation`` on the graph as it is after every update so far, and return
+        its aggregated result. The first call starts it as a live computation (activating
+        on every matching vertex); it then follows each update, and later calls read it."""
+        self.flush()
+        live = self._live.get(id(computation))
+        if live is None:
+            live = self._live[id(computation)] = self.runtime.start_computation(computation)
+        return live.result()
+
+    def vertex(self, vertex_id: Any) -> dict[str, Any]:
+        """State and edges of one vertex (``chronoray.VertexNotFound`` if absent)."""
+        self.flush()
+        return self.runtime.vertex(vertex_id)
+
+    def close(self) -> None:
+        """Close the logs (and remove them if they were temporary)."""
+        self.runtime.close()
+        if self._temp:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+
+
+class Context:
+    """What an operator's hooks get: ``instance`` (its number), ``instances`` (how many),
+    :meth:`emit` for reports and :meth:`graph` for an embedded chronoray graph."""
+
+    def __init__(self, instance: int, instances: int, log_dir: str | None = None) -> None:
+        self.instance = instance
+        self.instances = instances
+        self.log_dir = log_dir
+        self.reports: list[Report] = []
+        self._graphs: list[EmbeddedGraph] = []
+
+    def emit(self, key: StepKey, entries: tuple[Entry, ...]) -> None:
+        """Report the instance's local result ``entries`` at step ``key``."""
+        self.reports.append(Report(key, entries))
+
+    def graph(self, vertex_types: list[type[Vertex]], *, shards: int = 1) -> EmbeddedGraph:
+        """A new chronoray graph for this instance (closed with the instance)."""
+        log_dir = None
+        if self.log_dir is not None:
+            log_dir = (
+                Path(self.log_dir) / f"instance-{self.instance}" / f"graph-{len(self._graphs)}"
+            )
+        graph = EmbeddedGraph(vertex_types, shards=shards, log_dir=log_dir)
+        self._graphs.append(graph)
+        return graph
+
+    def take_reports(self) -> list[Report]:
+        """The reports emitted since the last call, in step order."""
+        reports, self.reports = self.reports, []
+        reports.sort(key=lambda r: r.key)  # stable: one step's reports keep their order
+        return reports
+
+    def close(self) -> None:
+        for graph in self._graphs:
+            graph.close()
+        self._graphs = []
+
+
+class Operator:
+    """Base class of operator code (see the module doc for when each hook runs)."""
+
+    def start(self, ctx: Context) -> None:
+        """Once, before the first batch."""
+
+    def advance(self, ctx: Context, time: int) -> None:
+        """Time passes up to ``time`` (inclusive); times never decrease."""
+
+    def on_event(self, ctx: Context, seq: int, event: Any, partitions: tuple[Any, ...]) -> None:
+        """An event routed to this instance, with its sequence number and partitions."""
+
+    def end_batch(self, ctx: Context) -> None:
+        """The batch is through."""
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for the run summary."""
+        return {}
+
+
+class TopKOperator(Operator):
+    """An operator whose result is a local top-k of items in a :class:`~cep.merger.Ranking`.
+
+    :meth:`report` emits the local top-k at a step if it changed since the last report
+    (keys, items or displays), which is what :class:`~cep.merger.TopKMerger` combines.
+    """
+
+    def __init__(self, k: int, *, low: int, high: int) -> None:
+        self.k = k
+        self.ranking = Ranking(low=low, high=high)
+        self._reported: list[Entry] = []
+
+    def report(self, ctx: Context, key: StepKey) -> None:
+        """Emit the local top-k at ``key`` if it changed."""
+        top = self.ranking.top(self.k)
+        if top != self._reported:
+            self._reported = top
+            ctx.emit(key, tuple(top))
