@@ -8,7 +8,19 @@
 """
 
 from chronoray.config import Config
-from chronoray.graph import GraphCluster, GraphStats, IngestReport, SnapshotNotReady
+from chronoray.connect import ClusterUnreachable
+from chronoray.graph import (
+    GraphCluster,
+    GraphExists,
+    GraphNotFound,
+    GraphStats,
+    GraphStatus,
+    IngestJob,
+    IngestReport,
+    LogDirInUse,
+    ShardsUnavailable,
+    SnapshotNotReady,
+)
 from chronoray.sources import (
     BitcoinCsvSource,
     IterableSource,
@@ -46,22 +58,29 @@ __all__ = [
     "algorithms",
     "BfsDepth",
     "BitcoinCsvSource",
+    "ClusterUnreachable",
     "Computation",
     "Config",
     "Context",
     "DegreeHistogram",
     "GraphCluster",
+    "GraphExists",
+    "GraphNotFound",
     "GraphStats",
+    "GraphStatus",
     "Index",
+    "IngestJob",
     "IngestReport",
     "IterableSource",
     "Lagged",
     "LiveComputation",
     "LivePageRank",
+    "LogDirInUse",
     "MalformedRecord",
     "PregelJob",
     "PregelProgram",
     "Notification",
+    "ShardsUnavailable",
     "SnapEdgeSource",
     "Snapshot",
     "SnapshotMeta",

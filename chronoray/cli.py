@@ -607,9 +607,10 @@ def _print_notification(item: Any, as_json: bool) -> None:
 
 def _open_or_create(log_dir: Path, shards: int | None) -> Any:
     """Reopen the graph in ``log_dir`` (refusing another shard count) or create it."""
-    from chronoray.graph import MANIFEST, GraphCluster
+    from chronoray.graph import GraphCluster
+    from chronoray.manifest import Manifest
 
-    if (log_dir / MANIFEST).exists():
+    if Manifest.exists(log_dir):
         return GraphCluster.open(log_dir, num_shards=shards)
     return GraphCluster(log_dir=str(log_dir), num_shards=shards or 2)
 

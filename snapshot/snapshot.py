@@ -141,18 +141,20 @@ def _build_part(
 
 def build_snapshot(
     shard_paths: list[str],
-    node_id: str,
+    node_id: str | list[str],
     meta: SnapshotMeta,
     *,
     clock: tuple[int, ...] | None = None,
     at: float | None = None,
     since: float | None = None,
 ) -> Snapshot:
-    """Rebuild every shard's part in parallel (one task per shard, on ``node_id``)."""
+    """Rebuild every shard's part in parallel (one task per shard, on ``node_id``, or on
+    ``node_id[shard]`` when the logs are on several nodes)."""
     started = time.perf_counter()
-    strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else node_id
     vertex_refs, edge_refs, stat_refs = [], [], []
     for shard, path in enumerate(shard_paths):
+        strategy = NodeAffinitySchedulingStrategy(nodes[shard], soft=False)
         v, e, s = _build_part.options(scheduling_strategy=strategy).remote(
             path, shard, clock, at, since
         )

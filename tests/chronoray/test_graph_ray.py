@@ -73,7 +73,7 @@ def test_killed_shards_under_load_lose_nothing(ray_session, tmp_path, college):
             killed.append(kill_shard(g, len(killed) % 2))
 
     with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g"), batch_size=1000) as g:
-        report = g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=chaos)
+        report = g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=chaos, in_driver=True)
         assert len(killed) == 2
         stats = g.stats()
         assert all(s["restarted"] for s in stats.shards)

@@ -1,0 +1,85 @@
+"""Joining Ray: which cluster a driver, job or CLI command uses, and where Ray's own log
+lines go.
+
+The address is, in order: ``Config.ray_address`` (``CHRONORAY_RAY_ADDRESS``, the CLI's
+``--address``), then Ray's own ``RAY_ADDRESS`` (set by ``ray job submit`` for the job's
+driver, so a job joins its cluster), else a new private local instance (``num_cpus``,
+``object_store_memory`` of the config, no dashboard). An address that answers nothing is
+refused with :class:`ClusterUnreachable`, in one line.
+
+Ray's driver-side log lines (start-up banners, warnings) are written to a log file
+(:func:`driver_log_path`), not to the user's terminal; actors' output is not forwarded
+to the driver (``log_to_driver=False``): it stays in Ray's session logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import ray
+
+from chronoray.config import Config
+
+__all__ = ["NAMESPACE", "ClusterUnreachable", "cluster_address", "driver_log_path", "ensure_ray"]
+
+NAMESPACE = "chronoray"
+"""The Ray namespace of chronoray's drivers and of graphs that are not named."""
+
+
+class ClusterUnreachable(ConnectionError):
+    """No Ray cluster answers at the address given."""
+
+
+def cluster_address(config: Config) -> str | None:
+    """The Ray address to join (``None``: start a local instance)."""
+    return config.ray_address or os.environ.get("RAY_ADDRESS") or None
+
+
+def driver_log_path() -> Path:
+    """The file that gets Ray's and Spark's driver-side log lines
+    (``CHRONORAY_DRIVER_LOG``, default ``<tmp>/chronoray-<uid>/driver.log``)."""
+    given = os.environ.get("CHRONORAY_DRIVER_LOG")
+    if given:
+        return Path(given)
+    return Path(tempfile.gettempdir()) / f"chronoray-{os.getuid()}" / "driver.log"
+
+
+def _send_ray_logs_to_file() -> None:
+    path = driver_log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    logger = logging.getLogger("ray")
+    if any(getattr(h, "baseFilename", None) == str(path) for h in logger.handlers):
+        return
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for old in list(logger.handlers):
+        logger.removeHandler(old)
+    logger.addHandler(handler)
+    logger.propagate = False
+
+
+def ensure_ray(config: Config) -> None:
+    """Join the cluster :func:`cluster_address` names, or start a local instance, unless
+    Ray is initialised already in this process."""
+    if ray.is_initialized():
+        return
+    _send_ray_logs_to_file()
+    address = cluster_address(config)
+    if address is None:
+        ray.init(
+            address="local",  # a new instance, even if a `ray start` cluster is around
+            num_cpus=config.num_cpus,
+            object_store_memory=config.object_store_memory,
+            include_dashboard=False,
+            namespace=NAMESPACE,
+            log_to_driver=False,
+        )
+        return
+    try:
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ClusterUnreachable(f"no Ray cluster reachable at {address!r}: {first}") from None
