@@ -8,7 +8,7 @@
 """
 
 from chronoray.config import Config
-from chronoray.connect import ClusterUnreachable
+from chronoray.errors import ClusterUnreachable
 from chronoray.graph import (
     GraphCluster,
     GraphExists,

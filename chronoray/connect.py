@@ -7,6 +7,12 @@ driver, so a job joins its cluster), else a new private local instance (``num_cp
 ``object_store_memory`` of the config, no dashboard). An address that answers nothing is
 refused with :class:`ClusterUnreachable`, in one line.
 
+Ray's token authentication stays on: a driver joining a cluster sends Ray's token (from
+``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or Ray's default ``~/.ray/auth_token``, the
+file ``ray start`` writes) whenever one is there and ``RAY_AUTH_MODE`` is not set --
+measured with Ray 2.60: a client that has the token file but no ``RAY_AUTH_MODE`` does not
+send it and the cluster refuses it.
+
 Ray's driver-side log lines (start-up banners, warnings) are written to a log file
 (:func:`driver_log_path`), not to the user's terminal; actors' output is not forwarded
 to the driver (``log_to_driver=False``): it stays in Ray's session logs.
@@ -22,15 +28,12 @@ from pathlib import Path
 import ray
 
 from chronoray.config import Config
+from chronoray.errors import ClusterUnreachable
 
 __all__ = ["NAMESPACE", "ClusterUnreachable", "cluster_address", "driver_log_path", "ensure_ray"]
 
 NAMESPACE = "chronoray"
 """The Ray namespace of chronoray's drivers and of graphs that are not named."""
-
-
-class ClusterUnreachable(ConnectionError):
-    """No Ray cluster answers at the address given."""
 
 
 def cluster_address(config: Config) -> str | None:
@@ -61,6 +64,16 @@ def _send_ray_logs_to_file() -> None:
     logger.propagate = False
 
 
+def _send_token_if_any() -> None:
+    # Ray's own rule for local clusters, applied to joining one too; it reloads Ray's cached
+    # settings, which setting RAY_AUTH_MODE after `import ray` would not do
+    from ray._private.authentication.authentication_token_setup import (
+        maybe_enable_token_auth_if_token_available,
+    )
+
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
 def ensure_ray(config: Config) -> None:
     """Join the cluster :func:`cluster_address` names, or start a local instance, unless
     Ray is initialised already in this process."""
@@ -78,6 +91,7 @@ def ensure_ray(config: Config) -> None:
             log_to_driver=False,
         )
         return
+    _send_token_if_any()
     try:
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:

@@ -46,6 +46,13 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from chronoray.config import Config
 from chronoray.connect import NAMESPACE, cluster_address, ensure_ray
 from chronoray.controller import CONTROLLER_NAME, GraphController, graph_namespace, named_graphs
+from chronoray.errors import (
+    GraphExists,
+    GraphNotFound,
+    LogDirInUse,
+    ShardsUnavailable,
+    SnapshotNotReady,
+)
 from chronoray.ingest import (
     FeedPump,
     IngestJob,
@@ -95,29 +102,6 @@ __all__ = [
     "SnapshotNotReady",
     "VertexNotFound",
 ]
-
-
-class SnapshotNotReady(RuntimeError):
-    """A time cut was asked for a time whose updates are not all logged yet."""
-
-
-class GraphNotFound(LookupError):
-    """No graph of that name runs in the Ray cluster."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-class GraphExists(ValueError):
-    """A graph of that name runs already."""
-
-
-class LogDirInUse(RuntimeError):
-    """Another graph has the log directory open."""
-
-
-class ShardsUnavailable(RuntimeError):
-    """Shards cannot run: their log's node is not in the cluster."""
 
 
 @dataclass
@@ -421,6 +405,7 @@ class GraphCluster:
         log_dir: str | Path,
         *,
         vertex_types: list[type[Vertex]] | None = None,
+        config: Config | None = None,
         **overrides: Any,
     ) -> GraphCluster:
         """Reopen the graph persisted in ``log_dir``: every shard recovers from its log.
@@ -431,8 +416,9 @@ class GraphCluster:
         if overrides.get("num_shards") is None:
             overrides["num_shards"] = manifest.num_shards
         types = manifest.types(vertex_types)
+        given = {k: v for k, v in overrides.items() if v is not None}
         return cls(
-            Config.load(log_dir=str(log_dir), **overrides),
+            (config or Config.load()).replace(log_dir=str(log_dir), **given),
             vertex_types=types.classes,
             default_vertex=types.default,
         )
@@ -834,26 +820,30 @@ class GraphCluster:
         buckets: int = 10,
         **params: Any,
     ) -> AnalysisResult:
-        """Run a Spark analysis (``pagerank``, ``wcc``, ``degrees``, ``triangles``,
-        ``activity``) on a snapshot taken as :meth:`snapshot` takes it (``at=``, ``clock=``,
-        ``window=``, or now); ``params`` go to the analysis (e.g. ``weight="count"``).
+        """Run a registered Spark analysis (:data:`chronoray.analysis.ANALYSES`:
+        ``pagerank``, ``wcc``, ``degrees``, ``triangles``, ``activity``) on a snapshot taken
+        as :meth:`snapshot` takes it (``at=``, ``clock=``, ``window=``, or now); ``params``
+        go to the analysis (e.g. ``weight="count"``).
 
-        ``activity`` compares time cuts: at ``times``, or at the edges of ``buckets`` equal
-        buckets of ``window``. The result keeps the Spark DataFrame (``.frame``) and gives
-        ``.to_pandas()``, ``.top(k)`` and ``.save(dir)`` (Parquet and a PNG).
+        A series analysis (``activity``) compares time cuts: at ``times``, or at the edges
+        of ``buckets`` equal buckets of ``window``. The result keeps the Spark DataFrame
+        (``.frame``) and gives ``.to_pandas()``, ``.top(k)`` and ``.save(dir)`` (Parquet and
+        a PNG).
         """
-        from chronoray.analysis import run_analysis
+        from chronoray.analysis import ANALYSES, run_analysis
 
-        if name == "activity":
+        if name not in ANALYSES:
+            raise ValueError(f"unknown analysis {name!r}; choose from {', '.join(ANALYSES)}")
+        if ANALYSES[name].series:
             if times is None:
                 if window is None:
-                    raise ValueError("activity needs times=[...] or window=(t0, t1)")
+                    raise ValueError(f"{name} needs times=[...] or window=(t0, t1)")
                 t0, t1 = window
                 times = [t0 + (t1 - t0) * i / buckets for i in range(buckets)] + [t1]
             snapshots: Any = [self.snapshot(at=t) for t in times]
         else:
             if times is not None:
-                raise ValueError(f"times= is for activity; {name} analyses one snapshot")
+                raise ValueError(f"times= is for series analyses; {name} analyses one snapshot")
             snapshots = self.snapshot(at, clock=clock, window=window)
         return run_analysis(self.spark(), name, snapshots, **params)
 

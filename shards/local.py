@@ -155,6 +155,19 @@ class LocalRuntime:
             for dst, props in record.out_edges.items()
         }
 
+    def wait_idle(self) -> None:
+        """Deliver every pending message (what ``GraphCluster.wait_idle`` waits for)."""
+        self.run_until_quiet()
+
+    def wait_until_complete(self, t: float, timeout: float = 120.0) -> None:
+        """Every update ingested is applied when :meth:`ingest` returns: nothing to wait for."""
+
+    def read_logs(
+        self, function: Callable[..., Any], args: dict[int, tuple[Any, ...]]
+    ) -> dict[int, Any]:
+        """``function(store, *args[k])`` on shard ``k``'s log for every ``k`` in ``args``."""
+        return {k: function(self.cores[k].store, *a) for k, a in args.items()}
+
     def close(self) -> None:
         """Close every log."""
         for store in self._stores:
