@@ -132,7 +132,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except USER_ERRORS as exc:
-            _err.print(f"[red]error:[/] {exc}")
+            click.echo(f"error: {exc}", err=True)  # one line, never wrapped
             sys.exit(1)
 
 

@@ -156,6 +156,10 @@ class GraphStatus:
         }
 
 
+def _key_of(node_id: str, nodes: list[NodeInfo]) -> str:
+    return next(n.key for n in nodes if n.node_id == node_id)
+
+
 def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
     """Run ``call``; while the actor is dead or restarting, wait for Ray to bring it back."""
     for attempt in range(attempts):
@@ -219,7 +223,7 @@ class GraphCluster:
                 namespace=self.namespace,
                 num_cpus=0,
                 max_concurrency=1000,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(home, soft=True),
+                **shard_options("local", _key_of(home, nodes), nodes),  # the driver's node
                 **detached,
             )
             .remote(self._describe())
