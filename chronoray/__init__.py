@@ -20,6 +20,7 @@ from chronoray.graph import (
     LogDirInUse,
     ShardsUnavailable,
     SnapshotNotReady,
+    SourceBusy,
 )
 from chronoray.sources import (
     BitcoinCsvSource,
@@ -85,6 +86,7 @@ __all__ = [
     "Snapshot",
     "SnapshotMeta",
     "SnapshotNotReady",
+    "SourceBusy",
     "Source",
     "Subscription",
     "TemporalVertex",

@@ -75,15 +75,16 @@ class GraphController:
 
     # -- sources ----------------------------------------------------------------------
 
-    async def open_source(self, name: str) -> None:
+    async def open_source(self, name: str) -> bool:
         """Source ``name`` starts feeding (from a driver, until :meth:`source_actor` gives
-        its actor). Its earlier report, if any, is forgotten. Refused while a source of
-        that name is feeding already."""
+        its actor). Its earlier report, if any, is forgotten. Refused (``False``) while a
+        source of that name is feeding already."""
         if name in self._sources:
-            raise ValueError(f"source {name!r} is already feeding this graph")
+            return False
         self._sources[name] = None
         self._reports.pop(name, None)
         await self._tell(self._frontiers.open(name))
+        return True
 
     async def source_actor(self, name: str, handle: Any) -> None:
         """The actor feeding source ``name`` (stopped at once if the source already ended)."""

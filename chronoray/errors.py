@@ -12,6 +12,7 @@ __all__ = [
     "LogDirInUse",
     "ShardsUnavailable",
     "SnapshotNotReady",
+    "SourceBusy",
     "USER_ERRORS",
 ]
 
@@ -39,6 +40,10 @@ class ShardsUnavailable(RuntimeError):
     """Shards cannot run: their log's node is not in the cluster."""
 
 
+class SourceBusy(ValueError):
+    """A source of that name is feeding the graph already."""
+
+
 class ClusterUnreachable(ConnectionError):
     """No Ray cluster answers at the address given."""
 
@@ -50,5 +55,6 @@ USER_ERRORS = (
     LogDirInUse,
     ShardsUnavailable,
     SnapshotNotReady,
+    SourceBusy,
 )
 """Errors about what the user asked for, reported as one line without a traceback."""

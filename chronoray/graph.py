@@ -52,6 +52,7 @@ from chronoray.errors import (
     LogDirInUse,
     ShardsUnavailable,
     SnapshotNotReady,
+    SourceBusy,
 )
 from chronoray.ingest import (
     FeedPump,
@@ -100,6 +101,7 @@ __all__ = [
     "LogDirInUse",
     "ShardsUnavailable",
     "SnapshotNotReady",
+    "SourceBusy",
     "VertexNotFound",
 ]
 
@@ -555,7 +557,8 @@ class GraphCluster:
         if progress is True and total is None and isinstance(path, Path):
             total = count_lines(path)
         reject_path = None if rejects is None else str(Path(rejects).resolve())
-        ray.get(self._controller.open_source.remote(source.name))
+        if not ray.get(self._controller.open_source.remote(source.name)):
+            raise SourceBusy(f"source {source.name!r} is already feeding this graph")
         if in_driver:
             return self._ingest_here(source, on_error, reject_path, progress, total, on_batch)
         c = self.config
