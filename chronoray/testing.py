@@ -43,6 +43,7 @@ __all__ = [
     "causality_violations",
     "edge_oracle",
     "RayHead",
+    "free_port",
     "kill_shard",
     "kill_source",
     "simulated_cluster",
@@ -161,7 +162,8 @@ def simulated_cluster(
     return cluster
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on loopback now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -178,8 +180,8 @@ class RayHead:
     """
 
     def __init__(self, num_cpus: int = 2, object_store_memory: int = 128 * 1024 * 1024) -> None:
-        self.port = _free_port()
-        self.dashboard_port = _free_port()
+        self.port = free_port()
+        self.dashboard_port = free_port()
         self.temp_dir = tempfile.mkdtemp(prefix="crh-", dir="/tmp")  # short: socket paths
         self.address = f"127.0.0.1:{self.port}"
         self.dashboard = f"http://127.0.0.1:{self.dashboard_port}"
@@ -190,13 +192,13 @@ class RayHead:
         ports = {
             "--port": self.port,
             "--dashboard-port": self.dashboard_port,
-            "--ray-client-server-port": _free_port(),
-            "--node-manager-port": _free_port(),
-            "--object-manager-port": _free_port(),
-            "--dashboard-agent-listen-port": _free_port(),
-            "--dashboard-agent-grpc-port": _free_port(),
-            "--runtime-env-agent-port": _free_port(),
-            "--metrics-export-port": _free_port(),
+            "--ray-client-server-port": free_port(),
+            "--node-manager-port": free_port(),
+            "--object-manager-port": free_port(),
+            "--dashboard-agent-listen-port": free_port(),
+            "--dashboard-agent-grpc-port": free_port(),
+            "--runtime-env-agent-port": free_port(),
+            "--metrics-export-port": free_port(),
         }
         self.command = [
             str(Path(sys.executable).parent / "ray"),

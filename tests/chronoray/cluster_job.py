@@ -22,7 +22,7 @@ import ray
 
 import chronoray as cr
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
-from chronoray.testing import simulated_cluster
+from chronoray.testing import free_port, simulated_cluster
 
 
 def _pairs(snapshot: Any) -> list[list[Any]]:
@@ -39,9 +39,11 @@ def placement(logs: str) -> dict[str, Any]:
     from ray._private.state import state
     from ray.util.state import list_actors
 
-    # workers have the 2 CPUs a Spark executor asks for, the head 1: the executor runs on a
-    # worker, away from the driver
-    cluster = simulated_cluster(3, include_dashboard=True, num_cpus=2, head_cpus=1)
+    # a Spark executor asks for 2 CPUs: the head has 1, so the executor runs on a worker
+    # (3 CPUs: one stays free for the snapshot tasks that read that worker's shard log)
+    cluster = simulated_cluster(
+        3, include_dashboard=True, dashboard_port=free_port(), num_cpus=3, head_cpus=1
+    )
     ray.init(address=cluster.address, namespace="chronoray", log_to_driver=False)
     try:
         g = cr.GraphCluster.create(
@@ -64,6 +66,7 @@ def placement(logs: str) -> dict[str, Any]:
         btc_edges = [[s, d, p["count"]] for s, d, p in btc.edges()]
         g.spark()
         free = {n: r.get("CPU", 0.0) for n, r in state.available_resources_per_node().items()}
+        total = {n["NodeID"]: n["Resources"].get("CPU", 0.0) for n in ray.nodes() if n["Alive"]}
         wcc = g.analyze("wcc", at=at)
         result = {
             "shard_nodes": shard_nodes,
@@ -74,7 +77,7 @@ def placement(logs: str) -> dict[str, Any]:
             "snapshot": _pairs(snap),
             "btc_edges": btc_edges,
             "head": ray.get_runtime_context().get_node_id(),
-            "free_cpus": free,
+            "executor_nodes": [n for n, cpus in free.items() if cpus <= total[n] - 2],
             "wcc_vertices": wcc.info["vertices"],
             "running": cr.GraphCluster.running(),
         }
