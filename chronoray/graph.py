@@ -805,7 +805,9 @@ class GraphCluster:
 
     def spark(self) -> Any:
         """The process's Spark session, its executors Ray actors in this Ray cluster (RayDP),
-        sized by ``Config.spark_*`` when it starts; reused afterwards, stopped at exit."""
+        sized by ``Config.spark_*`` when it starts; reused afterwards, stopped at exit. The
+        JVM's own output goes to the driver log (:func:`~chronoray.connect.driver_log_path`)."""
+        from chronoray.connect import driver_log_path
         from spark_bridge.session import spark_session
 
         c = self.config
@@ -814,6 +816,7 @@ class GraphCluster:
             executor_cores=c.spark_executor_cores,
             executor_memory=c.spark_executor_memory,
             shuffle_partitions=c.spark_shuffle_partitions,
+            log_file=driver_log_path(),
         )
 
     def analyze(
