@@ -47,6 +47,7 @@ __all__ = [
     "kill_shard",
     "kill_source",
     "simulated_cluster",
+    "stop_started",
     "oracle_graph",
     "pair_counts",
     "pair_counts_between",
@@ -169,6 +170,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_started(process: subprocess.Popen[Any], timeout: float = 90.0) -> None:
+    """Stop a ``ray start --block`` (or any) process this test started, by its pid: SIGTERM,
+    then wait until its process group (started with ``start_new_session=True``: only what
+    it started) is gone, SIGKILL to that group if it is not within ``timeout``."""
+    if process.poll() is None:
+        process.terminate()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:  # its raylet, GCS... end after it
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        process.poll()
+        time.sleep(0.5)
+    else:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(30)
+
+
 class RayHead:
     """A real Ray head node on loopback: ``ray start --head --block`` with its own ports and
     temp dir, the dashboard's job server on (``ray job submit``), token authentication
@@ -256,21 +276,8 @@ class RayHead:
 
     def stop(self, timeout: float = 90.0) -> None:
         """Stop the head by the pid this object started."""
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:  # its raylet, GCS... end after it
-            try:
-                os.killpg(process.pid, 0)
-            except ProcessLookupError:
-                break
-            process.poll()
-            time.sleep(0.5)
-        else:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(30)
+        if self.process is not None:
+            stop_started(self.process, timeout)
 
     def __enter__(self) -> RayHead:
         return self.start()
