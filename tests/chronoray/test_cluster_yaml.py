@@ -10,6 +10,7 @@ on a machine, and this one is shared."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -72,6 +73,7 @@ def test_start_commands_run_with_the_venv(tmp_path):
         "head_start_ray_commands",
         [
             *local,
+            "--include-dashboard=false",
             f"--temp-dir={temp}",
             f"--object-manager-port={objects}",
             f"--node-manager-port={free_port()}",
@@ -92,6 +94,7 @@ def test_start_commands_run_with_the_venv(tmp_path):
     finally:
         for process in reversed(started):
             stop_started(process)
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _spawn(command: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
