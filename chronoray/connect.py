@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -30,7 +31,14 @@ import ray
 from chronoray.config import Config
 from chronoray.errors import ClusterUnreachable
 
-__all__ = ["NAMESPACE", "ClusterUnreachable", "cluster_address", "driver_log_path", "ensure_ray"]
+__all__ = [
+    "NAMESPACE",
+    "ClusterUnreachable",
+    "cluster_address",
+    "driver_log_path",
+    "ensure_ray",
+    "quiet_ray_logs",
+]
 
 NAMESPACE = "chronoray"
 """The Ray namespace of chronoray's drivers and of graphs that are not named."""
@@ -50,18 +58,34 @@ def driver_log_path() -> Path:
     return Path(tempfile.gettempdir()) / f"chronoray-{os.getuid()}" / "driver.log"
 
 
-def _send_ray_logs_to_file() -> None:
+def quiet_ray_logs(data: bool = False) -> None:
+    """Send the terminal handlers of Ray's loggers (``ray``, ``ray.data``, ...) to the
+    driver log file instead. Ray Data sets up its loggers when it is first imported (Spark
+    analyses use it): ``data=True`` imports it first. Calling it twice changes nothing."""
+    if data:
+        import ray.data  # noqa: F401  (its loggers exist from here on)
+
     path = driver_log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    logger = logging.getLogger("ray")
-    if any(getattr(h, "baseFilename", None) == str(path) for h in logger.handlers):
-        return
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    for old in list(logger.handlers):
-        logger.removeHandler(old)
-    logger.addHandler(handler)
-    logger.propagate = False
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if not isinstance(logger, logging.Logger) or not name.startswith(("ray", "raydp")):
+            continue
+        terminal = [h for h in logger.handlers if _to_terminal(h)]
+        for handler in terminal:
+            logger.removeHandler(handler)
+        if terminal and not any(
+            getattr(h, "baseFilename", None) == str(path) for h in logger.handlers
+        ):
+            handler = logging.FileHandler(path)
+            handler.setFormatter(
+                logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+            )
+            logger.addHandler(handler)
+
+
+def _to_terminal(handler: logging.Handler) -> bool:
+    stream = getattr(handler, "stream", None)
+    return not isinstance(handler, logging.FileHandler) and stream in (sys.stderr, sys.stdout)
 
 
 def _send_token_if_any() -> None:
@@ -79,7 +103,7 @@ def ensure_ray(config: Config) -> None:
     Ray is initialised already in this process."""
     if ray.is_initialized():
         return
-    _send_ray_logs_to_file()
+    quiet_ray_logs()
     address = cluster_address(config)
     if address is None:
         ray.init(

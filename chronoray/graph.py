@@ -807,9 +807,10 @@ class GraphCluster:
         """The process's Spark session, its executors Ray actors in this Ray cluster (RayDP),
         sized by ``Config.spark_*`` when it starts; reused afterwards, stopped at exit. The
         JVM's own output goes to the driver log (:func:`~chronoray.connect.driver_log_path`)."""
-        from chronoray.connect import driver_log_path
+        from chronoray.connect import driver_log_path, quiet_ray_logs
         from spark_bridge.session import spark_session
 
+        quiet_ray_logs(data=True)
         c = self.config
         return spark_session(
             executors=c.spark_executors,
