@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -88,6 +89,18 @@ def _to_terminal(handler: logging.Handler) -> bool:
     return not isinstance(handler, logging.FileHandler) and stream in (sys.stderr, sys.stdout)
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse at once an address ``HOST:PORT`` where nothing listens (Ray itself retries
+    for minutes); ``auto`` and ``ray://`` addresses are left to Ray."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if address == "auto" or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ClusterUnreachable(f"no Ray cluster reachable at {address!r}: {exc}") from None
+
+
 def _send_token_if_any() -> None:
     # Ray's own rule for local clusters, applied to joining one too; it reloads Ray's cached
     # settings, which setting RAY_AUTH_MODE after `import ray` would not do
@@ -115,6 +128,7 @@ def ensure_ray(config: Config) -> None:
             log_to_driver=False,
         )
         return
+    _check_reachable(address)
     _send_token_if_any()
     try:
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)

@@ -47,6 +47,7 @@ def test_shards_spread_over_nodes_sources_snapshots_and_spark(college):
     assert r["running"] == ["btc", "college"] and r["after_stop"] == []
 
 
+@pytest.mark.long  # chaos: about a minute each
 @pytest.mark.parametrize("storage", ["shared", "local"])
 def test_node_loss_while_a_source_ingests(college, storage):
     r = _run(f"loss-{storage}")
