@@ -218,10 +218,13 @@ class GraphCluster:
         manifest.shard_nodes = self._shard_nodes(manifest, nodes, home)
         manifest.write(self.log_dir)
         self.manifest = manifest
+        self._controller_name = (
+            CONTROLLER_NAME if name is not None else f"chronoray-{self.graph_id}-graph"
+        )
         self._controller = (
             ray.remote(GraphController)
             .options(
-                name=CONTROLLER_NAME if name is not None else f"chronoray-{self.graph_id}-graph",
+                name=self._controller_name,
                 namespace=self.namespace,
                 num_cpus=0,
                 max_concurrency=1000,
@@ -326,7 +329,7 @@ class GraphCluster:
                 max_pending=c.max_pending,
                 host_factory=LiveHost,
                 namespace=self.namespace,
-                frontier_keeper=self._controller,
+                frontier_keeper=(self._controller_name, self.namespace),
             )
         )
 
@@ -392,6 +395,7 @@ class GraphCluster:
         graph._types = None
         graph.graph_id = info["graph_id"]
         graph.namespace = info["namespace"]
+        graph._controller_name = CONTROLLER_NAME
         graph._controller = controller
         graph._shards = info["shards"]
         graph._owner = False
@@ -576,8 +580,7 @@ class GraphCluster:
             )
             .remote(
                 source,
-                self._shards,
-                self._controller,
+                (self.graph_id, self.namespace, self._controller_name, self.num_shards),
                 c.batch_size,
                 c.max_inflight,
                 on_error,

@@ -35,7 +35,7 @@ from chronoray.sources import MalformedRecord, ReadStats, Source, read_updates
 from shards.core import Batch
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
-from shards.worker import ACTOR_ERRORS
+from shards.worker import ACTOR_ERRORS, shard_actor_name
 from vertex.records import Update
 
 __all__ = [
@@ -276,18 +276,29 @@ def _report(pump: FeedPump, read_stats: ReadStats, seconds: float) -> IngestRepo
 class SourceActor:
     """A source feeding the graph from inside the cluster (``ray.remote(SourceActor)``,
     threaded). It starts reading at once in a thread of its own, reports to the graph's
-    controller when it ends, and is restarted by Ray (and resumes) if its process dies."""
+    controller when it ends, and is restarted by Ray (and resumes) if its process dies.
+
+    ``graph`` is ``(graph id, namespace, controller name, shard count)``: the actors are
+    found by name (Ray warns about actor handles among the constructor arguments of a
+    restartable actor). A file source is read again from its path after a restart; an
+    iterable source travels as an argument, kept by the driver that started it.
+    """
 
     def __init__(
         self,
         source: Source,
-        shards: list[Any],
-        controller: Any,
+        graph: tuple[str, str, str, int],
         batch_size: int,
         max_inflight: int,
         on_error: OnError,
         rejects: str | None,
     ) -> None:
+        graph_id, namespace, controller_name, num_shards = graph
+        shards = [
+            ray.get_actor(shard_actor_name(graph_id, k), namespace=namespace)
+            for k in range(num_shards)
+        ]
+        controller = ray.get_actor(controller_name, namespace=namespace)
         self.pump = FeedPump.resume(source.name, shards, controller, batch_size, max_inflight)
         self.controller = controller
         self.source = source

@@ -54,8 +54,10 @@ class ShardWorker:
     """One shard as an async Ray actor (``ray.remote(ShardWorker)``).
 
     ``namespace`` is the Ray namespace its peers are named in (``None``: the job's).
-    ``frontier_keeper`` is an actor with a ``frontier()`` method (the graph's controller):
-    a restarted shard asks it for the sources' current frontier before it sends anything.
+    ``frontier_keeper`` names (``(name, namespace)``) an actor with a ``frontier()`` method
+    (the graph's controller): a restarted shard asks it for the sources' current frontier
+    before it sends anything. (A name, not a handle: Ray warns about actor handles among
+    the constructor arguments of a restartable actor.)
     """
 
     def __init__(
@@ -73,7 +75,7 @@ class ShardWorker:
         max_batch: int = 20_000,
         host_factory: Callable[[], Any] | None = None,
         namespace: str | None = None,
-        frontier_keeper: Any = None,
+        frontier_keeper: tuple[str, str] | None = None,
     ) -> None:
         self.graph_id = graph_id
         self.namespace = namespace
@@ -104,7 +106,8 @@ class ShardWorker:
             self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
         if self.restarted and frontier_keeper is not None:
             # a new core releases every message; hold back what the sources have not reached
-            self.core.set_frontier(ray.get(frontier_keeper.frontier.remote()), reset=True)
+            keeper = ray.get_actor(frontier_keeper[0], namespace=frontier_keeper[1])
+            self.core.set_frontier(ray.get(keeper.frontier.remote()), reset=True)
 
     # -- calls ------------------------------------------------------------------------
 

@@ -132,5 +132,5 @@ def test_retrospection_and_cli(ray_session, tmp_path, college):
         main, ["history", "9", "--log-dir", str(log_dir), "--to", str(t), "--json"]
     )
     assert result.exit_code == 0, result.output
-    states = [json.loads(line) for line in result.output.splitlines()]
+    states = [json.loads(line) for line in result.stdout.splitlines()]
     assert states[-1]["state"]["sent"] == 101
