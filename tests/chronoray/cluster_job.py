@@ -1,4 +1,4 @@
-"""Run by test_multinode.py in its own process (a driver of its own cluster): scenarios
+"""Run by test_cluster_nodes.py in its own process (a driver of its own cluster): scenarios
 on a simulated 3-node Ray cluster (``chronoray.testing.simulated_cluster``, nodes labelled
 n0 (head), n1, n2). Prints one ``RESULT {...}`` JSON line.
 
