@@ -90,7 +90,10 @@ graph_option = click.option(
     default=None,
     help="A running named graph (see chronoray ls); instead of --log-dir.",
 )
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def json_option(function: _F | None = None, *, help: str = "Print JSON.") -> Any:
+    """``--json``: machine-readable output (``help`` says its shape)."""
+    option = click.option("--json", "as_json", is_flag=True, help=help)
+    return option(function) if function is not None else option
 shards_option = _setting(
     "num_shards",
     "--shards",
@@ -231,8 +234,14 @@ def start(
 ) -> None:
     """Start the named graph NAME in the Ray cluster (new, or reopened from LOG_DIR). It
     runs until `chronoray stop NAME`; other commands reach it with --graph NAME."""
+    from chronoray.connect import cluster_address
     from chronoray.graph import GraphCluster
 
+    if cluster_address(settings.config()) is None:
+        raise click.UsageError(
+            "a named graph lives in a Ray cluster: give --address (or CHRONORAY_RAY_ADDRESS), "
+            "or run this as a `ray job submit` job; a private Ray would stop with this command"
+        )
     graph = GraphCluster.create(
         name,
         settings.config(),
@@ -522,7 +531,7 @@ def analyze(
 @log_dir_option()
 @click.option("--from", "t0", type=float, default=None, help="Earliest event time.")
 @click.option("--to", "t1", type=float, default=None, help="Latest event time.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per state.")
+@json_option(help="One JSON object per state.")
 def history(
     vertex_id: str,
     graph_name: str | None,
@@ -766,7 +775,7 @@ def live(
 )
 @click.option("--limit", type=int, default=None, help="Stop after this many notifications.")
 @click.option("--buffer", type=int, default=10_000, help="Per-shard buffer.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@json_option(help="One JSON object per line.")
 def subscribe(
     graph_name: str | None,
     log_dir: Path | None,

@@ -158,6 +158,14 @@ class GraphStatus:
         }
 
 
+def _recorded(manifest: Manifest, overrides: dict[str, Any]) -> None:
+    """A reopened graph keeps its recorded shard count, storage and placement unless
+    they are given (a different shard count is then refused)."""
+    for name in ("num_shards", "storage", "placement"):
+        if overrides.get(name) is None:
+            overrides[name] = getattr(manifest, name)
+
+
 def _key_of(node_id: str, nodes: list[NodeInfo]) -> str:
     return next(n.key for n in nodes if n.node_id == node_id)
 
@@ -363,8 +371,8 @@ class GraphCluster:
         if not name or "/" in name:
             raise ValueError(f"a graph name must be non-empty without '/', got {name!r}")
         log_dir = overrides.get("log_dir") or (config or Config.load()).log_dir
-        if overrides.get("num_shards") is None and Manifest.exists(log_dir):
-            overrides["num_shards"] = Manifest.read(log_dir).num_shards
+        if Manifest.exists(log_dir):
+            _recorded(Manifest.read(log_dir), overrides)
         return cls(
             config,
             vertex_types=vertex_types,
@@ -423,8 +431,7 @@ class GraphCluster:
         Its shard count and vertex classes come from the directory's manifest.
         """
         manifest = Manifest.read(log_dir)
-        if overrides.get("num_shards") is None:
-            overrides["num_shards"] = manifest.num_shards
+        _recorded(manifest, overrides)
         types = manifest.types(vertex_types)
         given = {k: v for k, v in overrides.items() if v is not None}
         return cls(
