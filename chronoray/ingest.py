@@ -233,6 +233,7 @@ class FeedPump:
             "source": feed.source,
             "read": feed.read,
             "acked": feed.acked_updates,
+            "acked_offset": feed.acked_offset,
             "skipped": feed.skipped,
             "max_ts": feed.max_ts,
             "waiting": self.waiting,
