@@ -62,6 +62,10 @@ class SourceFeed:
     """Batches, ``prev`` positions, acknowledgements, resends and the frontier of one
     source feeding ``num_shards`` shards.
 
+    One thread changes a feed; the read-only properties (:attr:`frontier`,
+    :attr:`acked_offset`, :attr:`acked_updates`) may be read from another thread meanwhile
+    (they copy what they iterate).
+
     ``applied`` gives, per shard, the highest offset of this source the shard has applied
     (from its log; zeros for a new source). Updates at or below it are skipped.
     """
@@ -181,16 +185,16 @@ class SourceFeed:
     def frontier(self) -> float:
         """The event time up to which every update read so far is applied: the earliest
         time still buffered or in an open batch, else the latest time read."""
-        times = [u.ts for buffer in self._buffers for u in buffer]
-        times += [o.min_ts for opened in self._open for o in opened]
+        times = [u.ts for buffer in self._buffers for u in tuple(buffer)]
+        times += [o.min_ts for opened in self._open for o in tuple(opened)]
         return min(times, default=self.max_ts)
 
     @property
     def acked_offset(self) -> int:
         """The offset through which every update read is acknowledged (or was applied
         before this feed started): a source may resume after it."""
-        firsts = [buffer[0].offset for buffer in self._buffers if buffer]
-        firsts += [opened[0].first for opened in self._open if opened]
+        firsts = [b[0].offset for b in map(tuple, self._buffers) if b]
+        firsts += [o[0].first for o in map(tuple, self._open) if o]
         if firsts:
             return min(firsts) - 1
         return self._last_offset
@@ -204,7 +208,7 @@ class SourceFeed:
     def acked_updates(self) -> int:
         """Updates read and known to be applied (buffered and open ones excluded)."""
         waiting = sum(len(b) for b in self._buffers)
-        waiting += sum(len(o.batch.items) for opened in self._open for o in opened)
+        waiting += sum(len(o.batch.items) for opened in self._open for o in tuple(opened))
         return self.read - waiting
 
 
