@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -111,15 +112,24 @@ def _spawn(command: str, env: dict[str, str], log: Path) -> subprocess.Popen[byt
 def _wait_for_nodes(port: int, count: int, home: Path) -> dict:
     """Join the cluster from a fresh interpreter (as a driver there would) until ``count``
     nodes are alive; their labels and where a task finds ``chronoray``."""
+    deadline = time.monotonic() + 400
+    while True:  # the head's GCS listens once it is up
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on port {port}"
+            time.sleep(0.5)
     probe = textwrap.dedent(
         f"""
         import json, shutil, time, ray
         from chronoray.config import Config
         from chronoray.connect import ensure_ray
         ensure_ray(Config.load(ray_address="127.0.0.1:{port}"))
-        for _ in range(600):
+        deadline = time.monotonic() + 400  # a loaded machine starts raylets slowly
+        while True:
             nodes = [n for n in ray.nodes() if n["Alive"]]
-            if len(nodes) >= {count}:
+            if len(nodes) >= {count} or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         where = ray.get(ray.remote(lambda: shutil.which("chronoray")).options(num_cpus=0).remote())
@@ -130,7 +140,7 @@ def _wait_for_nodes(port: int, count: int, home: Path) -> dict:
     env = dict(os.environ, HOME=str(home))
     env.pop("RAY_ADDRESS", None)
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=500, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
     import json
