@@ -693,7 +693,15 @@ class GraphCluster:
         return [(k, wc, v, e) for k, part in enumerate(parts) for wc, v, e in part]
 
     def _all_stats(self, pending_time: bool = False) -> list[dict[str, Any]]:
-        return _retrying(lambda: ray.get([s.stats.remote(pending_time) for s in self._shards]))
+        """Every shard's stats, waiting up to 30 s for restarting shards; then
+        :class:`ShardsUnavailable` saying which shard waits for which node."""
+        try:
+            return _retrying(  # type: ignore[no-any-return]
+                lambda: ray.get([s.stats.remote(pending_time) for s in self._shards]), 300
+            )
+        except ACTOR_ERRORS:
+            problems = "; ".join(self.status().describe()) or "a shard does not answer"
+            raise ShardsUnavailable(problems) from None
 
     # -- time travel ------------------------------------------------------------------
 
