@@ -3,8 +3,8 @@ on a simulated 3-node Ray cluster (``chronoray.testing.simulated_cluster``, node
 n0 (head), n1, n2). Prints one ``RESULT {...}`` JSON line.
 
 * ``placement``: named graphs spread over the nodes (checked through Ray's state API),
-  CollegeMsg and bitcoin-otc fed by source actors, a past snapshot, a Spark analysis whose
-  executor runs on a worker node.
+  CollegeMsg and bitcoin-otc fed by source actors, a past snapshot; ``placement-spark``
+  adds a Spark analysis whose executor runs on a worker node.
 * ``loss-shared`` / ``loss-local``: node n2 (holding shard 2) is removed while a source
   actor ingests CollegeMsg; shared storage: the shard restarts elsewhere; local storage:
   the graph reports the missing shard until a node labelled n2 comes back.
@@ -35,7 +35,7 @@ def _times() -> list[float]:
     return [float(lines[i].split()[2]) for i in (10_000, 30_000, 50_000, len(lines) - 1)]
 
 
-def placement(logs: str) -> dict[str, Any]:
+def placement(logs: str, spark: bool) -> dict[str, Any]:
     from ray._private.state import state
     from ray.util.state import list_actors
 
@@ -64,11 +64,14 @@ def placement(logs: str) -> dict[str, Any]:
         )
         btc.ingest(cr.BitcoinCsvSource(bitcoinotc_path()))
         btc_edges = [[s, d, p["count"]] for s, d, p in btc.edges()]
-        g.spark()
-        free = {n: r.get("CPU", 0.0) for n, r in state.available_resources_per_node().items()}
-        total = {n["NodeID"]: n["Resources"].get("CPU", 0.0) for n in ray.nodes() if n["Alive"]}
-        wcc = g.analyze("wcc", at=at)
-        result = {
+        result: dict[str, Any] = {}
+        if spark:
+            g.spark()
+            free = {n: r.get("CPU", 0.0) for n, r in state.available_resources_per_node().items()}
+            total = {n["NodeID"]: n["Resources"]["CPU"] for n in ray.nodes() if n["Alive"]}
+            result["executor_nodes"] = [n for n, cpus in free.items() if cpus <= total[n] - 2]
+            result["wcc_vertices"] = g.analyze("wcc", at=at).info["vertices"]
+        result |= {
             "shard_nodes": shard_nodes,
             "manifest_nodes": g.manifest.shard_nodes,
             "updates": report.updates,
@@ -77,13 +80,12 @@ def placement(logs: str) -> dict[str, Any]:
             "snapshot": _pairs(snap),
             "btc_edges": btc_edges,
             "head": ray.get_runtime_context().get_node_id(),
-            "executor_nodes": [n for n, cpus in free.items() if cpus <= total[n] - 2],
-            "wcc_vertices": wcc.info["vertices"],
             "running": cr.GraphCluster.running(),
         }
-        from spark_bridge import stop_spark
+        if spark:
+            from spark_bridge import stop_spark
 
-        stop_spark()
+            stop_spark()
         btc.shutdown()
         g.shutdown()
         result["after_stop"] = cr.GraphCluster.running()
@@ -151,8 +153,8 @@ def _label(node: Any) -> str:
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as logs:
         scenario = sys.argv[1]
-        if scenario == "placement":
-            out = placement(logs)
+        if scenario.startswith("placement"):
+            out = placement(logs, spark=scenario == "placement-spark")
         else:
             out = node_loss(logs, scenario.removeprefix("loss-"))
     print("RESULT " + json.dumps(out))
