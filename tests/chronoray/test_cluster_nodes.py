@@ -33,7 +33,7 @@ def _counts(rows: list[list]) -> dict[tuple[int, int], int]:
 
 
 @pytest.mark.parametrize(
-    "spark", [False, pytest.param(True, marks=pytest.mark.long)], ids=["", "spark"]
+    "spark", [False, pytest.param(True, marks=pytest.mark.long)], ids=["actors", "spark"]
 )
 def test_shards_spread_over_nodes_sources_snapshots_and_spark(college, spark):
     r = _run("placement-spark" if spark else "placement")
