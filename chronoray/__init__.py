@@ -22,6 +22,7 @@ from chronoray.graph import (
     SnapshotNotReady,
     SourceBusy,
 )
+from chronoray.protocol import Graph
 from chronoray.sources import (
     BitcoinCsvSource,
     IterableSource,
@@ -64,6 +65,7 @@ __all__ = [
     "Config",
     "Context",
     "DegreeHistogram",
+    "Graph",
     "GraphCluster",
     "GraphExists",
     "GraphNotFound",
