@@ -90,10 +90,14 @@ graph_option = click.option(
     default=None,
     help="A running named graph (see chronoray ls); instead of --log-dir.",
 )
+
+
 def json_option(function: _F | None = None, *, help: str = "Print JSON.") -> Any:
     """``--json``: machine-readable output (``help`` says its shape)."""
     option = click.option("--json", "as_json", is_flag=True, help=help)
     return option(function) if function is not None else option
+
+
 shards_option = _setting(
     "num_shards",
     "--shards",

@@ -44,8 +44,9 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from chronoray.config import Config
-from chronoray.connect import NAMESPACE, cluster_address, ensure_ray
-from chronoray.controller import CONTROLLER_NAME, GraphController, graph_namespace, named_graphs
+from chronoray.connect import ensure_ray
+from chronoray.controller import CONTROLLER_NAME, graph_namespace, named_graphs
+from chronoray.deploy import Deployment, deploy, shard_log_path, stop
 from chronoray.errors import (
     GraphExists,
     GraphNotFound,
@@ -64,10 +65,9 @@ from chronoray.ingest import (
     ingest_reporter,
 )
 from chronoray.manifest import Manifest
-from chronoray.placement import NodeInfo, alive_nodes, plan, shard_options
+from chronoray.placement import alive_nodes
 from chronoray.sources import IterableSource, Source
 from ephemeral.computation import Computation
-from ephemeral.host import LiveHost
 from ephemeral.live import (
     Index,
     LiveComputation,
@@ -80,7 +80,7 @@ from ephemeral.notify import NotificationFilter, StatePredicate
 from shards.core import VertexNotFound, source_channel
 from shards.progress import Progress
 from shards.routing import shard_of
-from shards.worker import ACTOR_ERRORS, ShardWorker, shard_actor_name
+from shards.worker import ACTOR_ERRORS
 from snapshot.reconstruct import consistent_bound
 from snapshot.retro import vertex_history, vertex_state_at
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
@@ -166,10 +166,6 @@ def _recorded(manifest: Manifest, overrides: dict[str, Any]) -> None:
             overrides[name] = getattr(manifest, name)
 
 
-def _key_of(node_id: str, nodes: list[NodeInfo]) -> str:
-    return next(n.key for n in nodes if n.node_id == node_id)
-
-
 def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
     """Run ``call``; while the actor is dead or restarting, wait for Ray to bring it back."""
     for attempt in range(attempts):
@@ -215,40 +211,21 @@ class GraphCluster:
         self.log_dir = Path(self.config.log_dir).resolve()
         manifest = self._manifest(vertex_types, default_vertex)
         ensure_ray(self.config)
-        if name is not None and name in named_graphs():
-            raise GraphExists(f"a graph named {name!r} is running already (chronoray stop {name})")
-        self._check_log_dir_free()
         self.graph_id = uuid.uuid4().hex[:10]
-        self.namespace = graph_namespace(name) if name is not None else NAMESPACE
-        detached = {"lifetime": "detached"} if name is not None else {}
-        nodes = alive_nodes()
-        home = ray.get_runtime_context().get_node_id()
-        manifest.shard_nodes = self._shard_nodes(manifest, nodes, home)
-        manifest.write(self.log_dir)
+        self._deployment = deploy(
+            self.config, self.log_dir, manifest, self._types, name, self.graph_id
+        )
         self.manifest = manifest
-        self._controller_name = (
-            CONTROLLER_NAME if name is not None else f"chronoray-{self.graph_id}-graph"
-        )
-        self._controller = (
-            ray.remote(GraphController)
-            .options(
-                name=self._controller_name,
-                namespace=self.namespace,
-                num_cpus=0,
-                max_concurrency=1000,
-                **shard_options("local", _key_of(home, nodes), nodes),  # the driver's node
-                **detached,
-            )
-            .remote(self._describe())
-        )
-        self._shards = [
-            self._start_shard(k, key, nodes, detached) for k, key in enumerate(manifest.shard_nodes)
-        ]
-        ray.get(self._controller.set_shards.remote(self._shards))
-        self._owner = name is None  # close() stops a private graph, detaches from a named one
+        self._setup(self._deployment, owner=name is None)
+
+    def _setup(self, deployment: Deployment, *, owner: bool) -> None:
+        self.namespace = deployment.namespace
+        self._controller_name = deployment.controller_name
+        self._controller = deployment.controller
+        self._shards = deployment.shards
+        self._owner = owner  # close() stops a private graph, detaches from a named one
         self._pumps: dict[str, FeedPump] = {}
         self._closed = False
-        self._await_shards()
 
     # -- construction -----------------------------------------------------------------
 
@@ -269,91 +246,6 @@ class GraphCluster:
             return manifest
         self._types = VertexTypes(vertex_types, default_vertex)
         return Manifest.of(c.num_shards, self.types, c.storage, c.placement, self.name)  # type: ignore[arg-type]
-
-    def _check_log_dir_free(self) -> None:
-        for other in named_graphs():
-            try:
-                info = ray.get(
-                    ray.get_actor(CONTROLLER_NAME, namespace=graph_namespace(other)).info.remote()
-                )
-            except (ValueError, *ACTOR_ERRORS):
-                continue
-            if info["log_dir"] == str(self.log_dir):
-                raise LogDirInUse(f"log directory {self.log_dir} is in use by graph {other!r}")
-
-    def _shard_nodes(self, manifest: Manifest, nodes: list[NodeInfo], home: str) -> list[str]:
-        """Recorded nodes for local logs (a shard goes back to its log), else a new plan.
-        A private local Ray instance has one node, where the logs are: plan anew."""
-        c = self.config
-        recorded = manifest.shard_nodes
-        if not recorded or c.storage == "shared" or cluster_address(c) is None:
-            return plan(nodes, c.num_shards, c.placement, home)  # type: ignore[arg-type]
-        alive = {n.key for n in nodes}
-        missing = sorted({k for k in recorded if k not in alive})
-        if missing:
-            raise ShardsUnavailable(
-                f"the logs of {self.log_dir} are on node(s) {', '.join(missing)}, not in the "
-                f"cluster (alive: {', '.join(sorted(alive))})"
-            )
-        return list(recorded)
-
-    def _describe(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
-        return {
-            "name": self.name,
-            "graph_id": self.graph_id,
-            "namespace": self.namespace,
-            "log_dir": str(self.log_dir),
-            "manifest": asdict(self.manifest),
-            "config": asdict(self.config),
-        }
-
-    def _start_shard(
-        self, k: int, key: str, nodes: list[NodeInfo], detached: dict[str, Any]
-    ) -> Any:
-        c = self.config
-        return (
-            ray.remote(ShardWorker)
-            .options(
-                name=shard_actor_name(self.graph_id, k),
-                namespace=self.namespace,
-                max_restarts=-1,
-                max_task_retries=0,
-                max_concurrency=1000,
-                num_cpus=c.shard_num_cpus,
-                **shard_options(c.storage, key, nodes),  # type: ignore[arg-type]
-                **detached,
-            )
-            .remote(
-                self.graph_id,
-                k,
-                c.num_shards,
-                self.shard_log_path(k),
-                self._types,
-                checkpoint_interval=c.checkpoint_interval,
-                shard_checkpoint_interval=c.shard_checkpoint_interval,
-                sync=c.sync,
-                max_pending=c.max_pending,
-                host_factory=LiveHost,
-                namespace=self.namespace,
-                frontier_keeper=(self._controller_name, self.namespace),
-            )
-        )
-
-    def _await_shards(self) -> None:
-        """Wait until every shard answers; a shard that cannot open its log (another
-        graph holds it) stops the start with :class:`LogDirInUse`, nothing left running."""
-        try:
-            ray.get([s.ping.remote() for s in self._shards])
-        except ray.exceptions.RayActorError as exc:
-            self.shutdown()
-            if "lock" in str(exc).lower():
-                raise LogDirInUse(
-                    f"log directory {self.log_dir} is in use by another graph "
-                    "(a shard's RocksDB lock is held)"
-                ) from None
-            raise
 
     @classmethod
     def create(
@@ -402,13 +294,10 @@ class GraphCluster:
         graph.manifest = Manifest(**info["manifest"])
         graph._types = None
         graph.graph_id = info["graph_id"]
-        graph.namespace = info["namespace"]
-        graph._controller_name = CONTROLLER_NAME
-        graph._controller = controller
-        graph._shards = info["shards"]
-        graph._owner = False
-        graph._pumps = {}
-        graph._closed = False
+        graph._deployment = Deployment(
+            graph.graph_id, info["namespace"], CONTROLLER_NAME, controller, info["shards"]
+        )
+        graph._setup(graph._deployment, owner=False)
         return graph
 
     @staticmethod
@@ -461,20 +350,7 @@ class GraphCluster:
         """Stop the graph's sources, close every shard's log and stop its actors (the
         logs stay on disk; :meth:`open` or :meth:`create` reopens them)."""
         self._closed = True
-        try:
-            ray.get(self._controller.stop_sources.remote())
-        except ACTOR_ERRORS:
-            pass
-        try:
-            ray.get([s.close.remote() for s in self._shards], timeout=30)
-        except (*ACTOR_ERRORS, ray.exceptions.GetTimeoutError):
-            pass  # a shard process that is gone has released its log already
-        finally:
-            for actor in [*self._shards, self._controller]:
-                try:
-                    ray.kill(actor, no_restart=True)
-                except ValueError:
-                    pass
+        stop(self._deployment)
 
     @property
     def types(self) -> VertexTypes:
@@ -708,7 +584,7 @@ class GraphCluster:
     def shard_log_path(self, shard: int) -> str:
         """The directory of shard ``shard``'s RocksDB log (on its node; see
         :meth:`shard_node_ids`)."""
-        return str(self.log_dir / f"shard-{shard}")
+        return shard_log_path(self.log_dir, shard)
 
     def shard_node_ids(self) -> list[str]:
         """The Ray node each shard runs on now (tasks reading its log go there); waits
