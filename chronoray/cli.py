@@ -586,7 +586,7 @@ def history(
 )
 @click.option("--start", type=int, default=None, help="First worker clock to show.")
 @click.option("--limit", type=int, default=20)
-@json_option
+@json_option(help="One JSON object per line.")
 def inspect_log(
     log_dir: Path, shard: int, log_name: str, start: int | None, limit: int, as_json: bool
 ) -> None:
