@@ -155,7 +155,9 @@ def build_snapshot(
     vertex_refs, edge_refs, stat_refs = [], [], []
     for shard, path in enumerate(shard_paths):
         strategy = NodeAffinitySchedulingStrategy(nodes[shard], soft=False)
-        v, e, s = _build_part.options(scheduling_strategy=strategy).remote(
+        # no CPU reserved: the task must run where the log is, and long-lived actors (e.g.
+        # Spark executors) may hold every CPU of that node
+        v, e, s = _build_part.options(scheduling_strategy=strategy, num_cpus=0).remote(
             path, shard, clock, at, since
         )
         vertex_refs.append(v)
@@ -188,5 +190,7 @@ def read_log(path: str, node_id: str, function: Any, *args: Any, **kwargs: Any) 
     read-only handle of the log at ``path``; returns its result."""
     strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
     return ray.get(
-        _with_log.options(scheduling_strategy=strategy).remote(path, function, args, kwargs)
+        _with_log.options(scheduling_strategy=strategy, num_cpus=0).remote(
+            path, function, args, kwargs
+        )
     )
