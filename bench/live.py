@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     try:
         if args.runtime == "ray":
             from chronoray.config import Config
-            from chronoray.graph import ensure_ray
+            from chronoray.connect import ensure_ray
 
             ensure_ray(Config.load())
         for rate in rates:

@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     try:
         if not args.skip_ray:
             from chronoray.config import Config
-            from chronoray.graph import ensure_ray
+            from chronoray.connect import ensure_ray
 
             ensure_ray(Config.load())
         # modes interleaved per trial, so a slow spell of this shared machine hits them all

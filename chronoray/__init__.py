@@ -8,7 +8,21 @@
 """
 
 from chronoray.config import Config
-from chronoray.graph import GraphCluster, GraphStats, IngestReport, SnapshotNotReady
+from chronoray.errors import ClusterUnreachable
+from chronoray.graph import (
+    GraphCluster,
+    GraphExists,
+    GraphNotFound,
+    GraphStats,
+    GraphStatus,
+    IngestJob,
+    IngestReport,
+    LogDirInUse,
+    ShardsUnavailable,
+    SnapshotNotReady,
+    SourceBusy,
+)
+from chronoray.protocol import Graph
 from chronoray.sources import (
     BitcoinCsvSource,
     IterableSource,
@@ -46,26 +60,35 @@ __all__ = [
     "algorithms",
     "BfsDepth",
     "BitcoinCsvSource",
+    "ClusterUnreachable",
     "Computation",
     "Config",
     "Context",
     "DegreeHistogram",
+    "Graph",
     "GraphCluster",
+    "GraphExists",
+    "GraphNotFound",
     "GraphStats",
+    "GraphStatus",
     "Index",
+    "IngestJob",
     "IngestReport",
     "IterableSource",
     "Lagged",
     "LiveComputation",
     "LivePageRank",
+    "LogDirInUse",
     "MalformedRecord",
     "PregelJob",
     "PregelProgram",
     "Notification",
+    "ShardsUnavailable",
     "SnapEdgeSource",
     "Snapshot",
     "SnapshotMeta",
     "SnapshotNotReady",
+    "SourceBusy",
     "Source",
     "Subscription",
     "TemporalVertex",

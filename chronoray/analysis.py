@@ -1,31 +1,55 @@
 """Spark analyses of snapshots, run from the Ray driver: results as Spark DataFrames,
 pandas, Parquet and pictures.
 
-``GraphCluster.analyze`` and ``chronoray analyze`` both go through :func:`run_analysis`.
+Every analysis is registered once in :data:`ANALYSES` (name -> :class:`Analysis`: how to
+run it, which rows to show first, how to draw it). ``GraphCluster.analyze``, the
+``chronoray analyze`` choices and :class:`AnalysisResult` all read the registry.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow.parquet as pq
+if TYPE_CHECKING:
+    from snapshot.snapshot import Snapshot
 
-from snapshot.snapshot import Snapshot
+__all__ = ["ANALYSES", "ANALYSIS_NAMES", "Analysis", "AnalysisResult", "register", "run_analysis"]
 
-__all__ = ["ANALYSES", "AnalysisResult", "run_analysis"]
+Outcome = tuple[Any, dict[str, Any], dict[str, Any]]
+"""What an analysis' ``run`` returns: its frame, small facts (``info``), companion frames."""
 
-ANALYSES: dict[str, str] = {
-    "pagerank": "PageRank (networkx's definition) per vertex: vertex, pagerank",
-    "wcc": "weakly connected components: vertex, component (smallest id in it)",
-    "degrees": "in/out degree per vertex, and their distributions",
-    "triangles": "triangles per vertex of the undirected simple graph",
-    "activity": "activity per time bucket over a window or a series of times",
-}
-"""Analysis name -> what it computes."""
+
+@dataclass(frozen=True)
+class Analysis:
+    """One registered analysis.
+
+    ``run(spark, snapshots, params)`` computes it (``snapshots``: one, or a series when
+    ``series``); ``top(table, k)`` picks the rows people look at first; ``plot(ax, table,
+    extras, result)`` draws it on a matplotlib axis.
+    """
+
+    name: str
+    description: str
+    run: Callable[[Any, list[Any], dict[str, Any]], Outcome]
+    top: Callable[[Any, int], Any]
+    plot: Callable[[Any, Any, dict[str, Any], AnalysisResult], None]
+    series: bool = False
+
+
+ANALYSES: dict[str, Analysis] = {}
+"""Analysis name -> :class:`Analysis`, in registration order."""
+
+
+def register(analysis: Analysis) -> Analysis:
+    """Add ``analysis`` to :data:`ANALYSES` (a name is registered once)."""
+    if analysis.name in ANALYSES:
+        raise ValueError(f"analysis {analysis.name!r} is registered already")
+    ANALYSES[analysis.name] = analysis
+    return analysis
 
 
 @dataclass
@@ -59,27 +83,24 @@ class AnalysisResult:
 
         return pa.Table.from_pandas(self.to_pandas(), preserve_index=False)
 
+    @property
+    def when(self) -> str:
+        """Which cut was analysed, in words (``t = ...``, a window, a clock cut)."""
+        return _describe(self.snapshots)
+
     def describe(self) -> str:
-        """Which cut was analysed, in words."""
-        return f"{self.name} at {_describe(self.snapshots)}"
+        """The analysis and its cut, in words."""
+        return f"{self.name} at {self.when}"
 
     def top(self, k: int = 10) -> Any:
         """The ``k`` rows people look at first (highest rank, largest component...)."""
-        table = self.to_pandas()
-        if self.name == "pagerank":
-            return table.nlargest(k, "pagerank")
-        if self.name == "wcc":
-            sizes = table.groupby("component").size().rename("vertices").reset_index()
-            return sizes.sort_values(["vertices", "component"], ascending=[False, True]).head(k)
-        if self.name == "degrees":
-            return table.sort_values(["in_degree", "vertex"], ascending=[False, True]).head(k)
-        if self.name == "triangles":
-            return table.sort_values(["triangles", "vertex"], ascending=[False, True]).head(k)
-        return table
+        return ANALYSES[self.name].top(self.to_pandas(), k)
 
     def save(self, out: str | Path) -> list[Path]:
         """Write ``OUT/<name>.parquet`` (and ``OUT/<name>_<extra>.parquet``) and
         ``OUT/<name>.png``; returns the paths written."""
+        import pyarrow.parquet as pq
+
         from spark_bridge.convert import to_pandas
 
         directory = Path(out)
@@ -100,35 +121,121 @@ def run_analysis(
     spark: Any, name: str, snapshots: Snapshot | Sequence[Snapshot], **params: Any
 ) -> AnalysisResult:
     """Run analysis ``name`` (one of :data:`ANALYSES`) in Spark on ``snapshots`` (one, or a
-    series for ``activity``); ``params`` go to the analysis function (e.g. ``alpha``,
-    ``weight``, ``tol`` for PageRank)."""
-    import spark_bridge as sb
+    series for a series analysis such as ``activity``); ``params`` go to the analysis
+    function (e.g. ``alpha``, ``weight``, ``tol`` for PageRank)."""
+    from snapshot.snapshot import Snapshot
 
-    if name not in ANALYSES:
+    analysis = ANALYSES.get(name)
+    if analysis is None:
         raise ValueError(f"unknown analysis {name!r}; choose from {', '.join(ANALYSES)}")
     series = [snapshots] if isinstance(snapshots, Snapshot) else list(snapshots)
-    if name != "activity" and len(series) != 1:
+    if not analysis.series and len(series) != 1:
         raise ValueError(f"{name} analyses one snapshot, got {len(series)}")
     started = time.perf_counter()
-    info: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    if name == "pagerank":
-        runs: list[sb.PageRankRun] = []
-        frame = sb.pagerank(spark, series[0], run=runs, **params).localCheckpoint()
-        info.update(iterations=runs[0].iterations, converged=runs[0].converged)
-    elif name == "wcc":
-        frame = sb.weakly_connected_components(spark, series[0], **params)
-        info["components"] = frame.select("component").distinct().count()
-    elif name == "degrees":
-        frame = sb.degrees(spark, series[0], **params).localCheckpoint()
-        extra["distribution"] = sb.degree_distribution(spark, per_vertex=frame)
-    elif name == "triangles":
-        frame = sb.triangles(spark, series[0], **params).localCheckpoint()
-        info["triangles"] = frame.groupBy().sum("triangles").first()[0] // 3
-    else:
-        frame = sb.activity(spark, series, **params).localCheckpoint()
-    info["vertices"] = frame.count() if name != "activity" else None
+    frame, info, extra = analysis.run(spark, series, params)
+    if not analysis.series:
+        info["vertices"] = frame.count()
     return AnalysisResult(name, frame, series, info, extra, seconds=time.perf_counter() - started)
+
+
+def _pagerank(spark: Any, series: list[Any], params: dict[str, Any]) -> Outcome:
+    import spark_bridge as sb
+
+    runs: list[sb.PageRankRun] = []
+    frame = sb.pagerank(spark, series[0], run=runs, **params).localCheckpoint()
+    return frame, {"iterations": runs[0].iterations, "converged": runs[0].converged}, {}
+
+
+def _wcc(spark: Any, series: list[Any], params: dict[str, Any]) -> Outcome:
+    import spark_bridge as sb
+
+    frame = sb.weakly_connected_components(spark, series[0], **params)
+    return frame, {"components": frame.select("component").distinct().count()}, {}
+
+
+def _degrees(spark: Any, series: list[Any], params: dict[str, Any]) -> Outcome:
+    import spark_bridge as sb
+
+    frame = sb.degrees(spark, series[0], **params).localCheckpoint()
+    return frame, {}, {"distribution": sb.degree_distribution(spark, per_vertex=frame)}
+
+
+def _triangles(spark: Any, series: list[Any], params: dict[str, Any]) -> Outcome:
+    import spark_bridge as sb
+
+    frame = sb.triangles(spark, series[0], **params).localCheckpoint()
+    return frame, {"triangles": frame.groupBy().sum("triangles").first()[0] // 3}, {}
+
+
+def _activity(spark: Any, series: list[Any], params: dict[str, Any]) -> Outcome:
+    import spark_bridge as sb
+
+    return sb.activity(spark, series, **params).localCheckpoint(), {}, {}
+
+
+def _largest(column: str) -> Callable[[Any, int], Any]:
+    def top(table: Any, k: int) -> Any:
+        return table.sort_values([column, "vertex"], ascending=[False, True]).head(k)
+
+    return top
+
+
+def _top_components(table: Any, k: int) -> Any:
+    sizes = table.groupby("component").size().rename("vertices").reset_index()
+    return sizes.sort_values(["vertices", "component"], ascending=[False, True]).head(k)
+
+
+def _plot_pagerank(ax: Any, table: Any, extras: dict[str, Any], result: AnalysisResult) -> None:
+    ranks = table["pagerank"].sort_values(ascending=False).to_numpy()
+    ax.loglog(range(1, len(ranks) + 1), ranks, ".", markersize=3)
+    ax.set(xlabel="position", ylabel="PageRank", title=f"PageRank by position, {result.when}")
+
+
+def _plot_wcc(ax: Any, table: Any, extras: dict[str, Any], result: AnalysisResult) -> None:
+    sizes = table.groupby("component").size().value_counts().sort_index()
+    ax.loglog(sizes.index, sizes.to_numpy(), "o")
+    ax.set(
+        xlabel="component size (vertices)",
+        ylabel="components",
+        title=f"weakly connected components, {result.when}",
+    )
+
+
+def _plot_degrees(ax: Any, table: Any, extras: dict[str, Any], result: AnalysisResult) -> None:
+    dist = extras["distribution"]
+    positive = dist[dist["degree"] > 0]
+    for column, label in (("in_vertices", "in-degree"), ("out_vertices", "out-degree")):
+        kept = positive[positive[column] > 0]
+        ax.loglog(kept["degree"], kept[column], "o", markersize=3, label=label)
+    ax.set(
+        xlabel="degree (distinct neighbours)",
+        ylabel="vertices",
+        title=f"degree distribution, {result.when}",
+    )
+    ax.legend()
+
+
+def _plot_triangles(ax: Any, table: Any, extras: dict[str, Any], result: AnalysisResult) -> None:
+    counts = table["triangles"][table["triangles"] > 0].value_counts().sort_index()
+    ax.loglog(counts.index, counts.to_numpy(), "o", markersize=3)
+    ax.set(
+        xlabel="triangles through the vertex",
+        ylabel="vertices",
+        title=f"triangles per vertex, {result.when} ({result.info['triangles']:,} in all)",
+    )
+
+
+def _plot_activity(ax: Any, table: Any, extras: dict[str, Any], result: AnalysisResult) -> None:
+    when_axis = table["time"]
+    if when_axis.min() > 1e8:  # Unix seconds (both shipped data sets): show dates
+        import pandas as pd
+
+        when_axis = pd.to_datetime(when_axis, unit="s")
+        ax.figure.autofmt_xdate()
+    for column in ("bucket_messages", "new_edges", "active_vertices"):
+        ax.plot(when_axis, table[column], marker="o", label=column.replace("_", " "))
+    ax.set(xlabel="end of bucket", ylabel="per bucket", title=f"activity per bucket, {result.when}")
+    ax.legend()
 
 
 def _plot(result: AnalysisResult, extras: dict[str, Any], path: Path) -> Path:
@@ -137,56 +244,63 @@ def _plot(result: AnalysisResult, extras: dict[str, Any], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    table = result.to_pandas()
-    when = _describe(result.snapshots)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    if result.name == "pagerank":
-        ranks = table["pagerank"].sort_values(ascending=False).to_numpy()
-        ax.loglog(range(1, len(ranks) + 1), ranks, ".", markersize=3)
-        ax.set(xlabel="position", ylabel="PageRank", title=f"PageRank by position, {when}")
-    elif result.name == "wcc":
-        sizes = table.groupby("component").size().value_counts().sort_index()
-        ax.loglog(sizes.index, sizes.to_numpy(), "o")
-        ax.set(
-            xlabel="component size (vertices)",
-            ylabel="components",
-            title=f"weakly connected components, {when}",
-        )
-    elif result.name == "degrees":
-        dist = extras["distribution"]
-        positive = dist[dist["degree"] > 0]
-        for column, label in (("in_vertices", "in-degree"), ("out_vertices", "out-degree")):
-            kept = positive[positive[column] > 0]
-            ax.loglog(kept["degree"], kept[column], "o", markersize=3, label=label)
-        ax.set(
-            xlabel="degree (distinct neighbours)",
-            ylabel="vertices",
-            title=f"degree distribution, {when}",
-        )
-        ax.legend()
-    elif result.name == "triangles":
-        counts = table["triangles"][table["triangles"] > 0].value_counts().sort_index()
-        ax.loglog(counts.index, counts.to_numpy(), "o", markersize=3)
-        ax.set(
-            xlabel="triangles through the vertex",
-            ylabel="vertices",
-            title=f"triangles per vertex, {when} ({result.info['triangles']:,} in all)",
-        )
-    else:
-        when_axis = table["time"]
-        if when_axis.min() > 1e8:  # Unix seconds (both shipped data sets): show dates
-            import pandas as pd
-
-            when_axis = pd.to_datetime(when_axis, unit="s")
-            fig.autofmt_xdate()
-        for column in ("bucket_messages", "new_edges", "active_vertices"):
-            ax.plot(when_axis, table[column], marker="o", label=column.replace("_", " "))
-        ax.set(xlabel="end of bucket", ylabel="per bucket", title=f"activity per bucket, {when}")
-        ax.legend()
+    ANALYSES[result.name].plot(ax, result.to_pandas(), extras, result)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+register(
+    Analysis(
+        "pagerank",
+        "PageRank (networkx's definition) per vertex: vertex, pagerank",
+        _pagerank,
+        lambda table, k: table.nlargest(k, "pagerank"),
+        _plot_pagerank,
+    )
+)
+register(
+    Analysis(
+        "wcc",
+        "weakly connected components: vertex, component (smallest id in it)",
+        _wcc,
+        _top_components,
+        _plot_wcc,
+    )
+)
+register(
+    Analysis(
+        "degrees",
+        "in/out degree per vertex, and their distributions",
+        _degrees,
+        _largest("in_degree"),
+        _plot_degrees,
+    )
+)
+register(
+    Analysis(
+        "triangles",
+        "triangles per vertex of the undirected simple graph",
+        _triangles,
+        _largest("triangles"),
+        _plot_triangles,
+    )
+)
+register(
+    Analysis(
+        "activity",
+        "activity per time bucket over a window or a series of times",
+        _activity,
+        lambda table, k: table,
+        _plot_activity,
+        series=True,
+    )
+)
+
+ANALYSIS_NAMES: list[str] = list(ANALYSES)
+"""The registered names (the CLI's choices)."""
 
 
 def _describe(snapshots: list[Snapshot]) -> str:

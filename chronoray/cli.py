@@ -1,7 +1,13 @@
 """The ``chronoray`` command line.
 
-Every option can also be set by an environment variable ``CHRONORAY_<COMMAND>_<OPTION>``
-(shown by ``--help``); graph settings also read ``CHRONORAY_*`` (see ``Config``).
+Options shared by several commands are declared once below (``--log-dir``, ``--graph``,
+``--json``, the cut options, ``--shards``, ...). An option that sets a graph setting
+reads the same environment variable as :class:`~chronoray.config.Config`
+(``CHRONORAY_LOG_DIR``, ``CHRONORAY_NUM_SHARDS``, ``CHRONORAY_RAY_ADDRESS``...; ``--help``
+shows each), and ``--config FILE`` reads a TOML file first. Errors about what was asked
+(a graph that does not exist, a name taken, a log directory in use, an unreachable
+cluster...) are one line, without a traceback. Ray's and Spark's own log lines go to the
+driver log file named at the end of a command's output.
 """
 
 from __future__ import annotations
@@ -10,17 +16,26 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from chronoray.analysis import ANALYSIS_NAMES
+from chronoray.config import Config, env_name
+from chronoray.errors import USER_ERRORS
+
 __all__ = ["main"]
 
 console = Console()
 _err = Console(stderr=True)
+_F = TypeVar("_F", bound=Callable[..., Any])
+_FORMATS = ["snap", "bitcoin-csv"]
 
 
 def _vertex_id(text: str) -> int | str:
@@ -30,77 +45,342 @@ def _vertex_id(text: str) -> int | str:
         return text
 
 
-@click.group(context_settings={"auto_envvar_prefix": "CHRONORAY", "show_default": True})
+# -- shared options -----------------------------------------------------------------------
+
+
+class ClockVector(click.ParamType):
+    """Comma-separated shard worker clocks, e.g. ``1200,980``."""
+
+    name = "CLOCKS"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> list[int]:
+        if isinstance(value, list):
+            return value
+        try:
+            clocks = [int(part) for part in str(value).split(",")]
+        except ValueError:
+            self.fail(f"{value!r} is not a comma-separated list of integers", param, ctx)
+        if any(c < 0 for c in clocks):
+            self.fail(f"{value!r}: clocks are >= 0", param, ctx)
+        return clocks
+
+
+def _setting(field: str, *decls: str, **kwargs: Any) -> Callable[[_F], _F]:
+    """An option that sets the ``Config`` field ``field``, read from the same env name."""
+    return click.option(*decls, envvar=env_name(field), show_envvar=True, **kwargs)
+
+
+def log_dir_option(*, required: bool = False, exists: bool = True) -> Callable[[_F], _F]:
+    """``--log-dir``: a graph's log directory (a graph that is not running)."""
+    return _setting(
+        "log_dir",
+        "--log-dir",
+        type=click.Path(exists=exists, file_okay=False, path_type=Path),
+        required=required,
+        default=None,
+        help="Log directory of a graph (reopened from its logs; one not running).",
+    )
+
+
+graph_option = click.option(
+    "--graph",
+    "graph_name",
+    envvar="CHRONORAY_GRAPH",
+    show_envvar=True,
+    default=None,
+    help="A running named graph (see chronoray ls); instead of --log-dir.",
+)
+
+
+def json_option(function: _F | None = None, *, help: str = "Print JSON.") -> Any:
+    """``--json``: machine-readable output (``help`` says its shape)."""
+    option = click.option("--json", "as_json", is_flag=True, help=help)
+    return option(function) if function is not None else option
+
+
+shards_option = _setting(
+    "num_shards",
+    "--shards",
+    type=int,
+    default=None,
+    help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
+)
+format_option = click.option("--format", "fmt", type=click.Choice(_FORMATS), default="snap")
+
+
+def cut_options(function: _F) -> _F:
+    """``--at``, ``--clock`` and ``--window``: which consistent cut of the graph."""
+    function = click.option(
+        "--window", nargs=2, type=float, default=None, help="T0 T1: changes in [T0, T1]."
+    )(function)
+    function = click.option(
+        "--clock", type=ClockVector(), default=None, help="Shard worker clocks, comma-separated."
+    )(function)
+    return click.option("--at", "at", type=float, default=None, help="Event time of the cut.")(
+        function
+    )
+
+
+@dataclass
+class _Settings:
+    """What the group's options set, for every command."""
+
+    config_file: Path | None
+    address: str | None
+
+    def config(self, **overrides: Any) -> Config:
+        return Config.load(self.config_file, ray_address=self.address, **overrides)
+
+
+class _Group(click.Group):
+    """Prints errors about what the user asked for as one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            click.echo(f"error: {exc}", err=True)  # one line, never wrapped
+            sys.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"show_default": True})
 @click.version_option(package_name="chronoray")
-def main() -> None:
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="CHRONORAY_CONFIG",
+    show_envvar=True,
+    default=None,
+    help="TOML file of settings (table [chronoray]); env and options override it.",
+)
+@_setting(
+    "ray_address",
+    "--address",
+    default=None,
+    help="Ray cluster to join [default: RAY_ADDRESS if set (in a Ray job), else a local one].",
+)
+@click.pass_context
+def main(ctx: click.Context, config_file: Path | None, address: str | None) -> None:
     """chronoray: live, history-aware graph processing on Ray."""
+    ctx.obj = _Settings(config_file, address)
+
+
+@contextmanager
+def _graph(
+    graph_name: str | None,
+    log_dir: Path | None,
+    *,
+    shards: int | None = None,
+    create: bool = False,
+) -> Iterator[Any]:
+    """The graph a command works on: the running graph ``graph_name``, or the one in
+    ``log_dir`` (reopened; created if ``create``). Closing detaches from a named graph."""
+    from chronoray.graph import GraphCluster
+    from chronoray.manifest import Manifest
+
+    settings: _Settings = click.get_current_context().obj
+    if graph_name is not None and log_dir is not None:
+        raise click.UsageError("give --graph or --log-dir, not both")
+    if graph_name is not None:
+        graph = GraphCluster.attach(graph_name, settings.config())
+    elif log_dir is None:
+        raise click.UsageError("give --graph NAME (a running graph) or --log-dir DIR")
+    elif Manifest.exists(log_dir):
+        graph = GraphCluster.open(log_dir, config=settings.config(), num_shards=shards)
+    elif create:
+        graph = GraphCluster(settings.config(log_dir=str(log_dir), num_shards=shards))
+    else:
+        raise click.UsageError(f"{log_dir} holds no chronoray graph")
+    click.get_current_context().call_on_close(_note_logs)
+    try:
+        yield graph
+    finally:
+        graph.close()
+
+
+def _note_logs() -> None:
+    from chronoray.connect import driver_log_path
+
+    _err.print(f"[dim]Ray's and Spark's own log lines: {driver_log_path()}[/]")
+
+
+# -- named graphs -------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("name")
+@shards_option
+@log_dir_option(required=True, exists=False)
+@_setting(
+    "storage",
+    "--storage",
+    type=click.Choice(["local", "shared"]),
+    default=None,
+    help="local: each shard's log on its node's disk; shared: LOG_DIR on shared storage "
+    "[default: local].",
+)
+@_setting(
+    "placement",
+    "--placement",
+    type=click.Choice(["spread", "pack"]),
+    default=None,
+    help="spread: shards over the cluster's nodes; pack: on one node [default: spread].",
+)
+@click.pass_obj
+def start(
+    settings: _Settings,
+    name: str,
+    shards: int | None,
+    log_dir: Path,
+    storage: str | None,
+    placement: str | None,
+) -> None:
+    """Start the named graph NAME in the Ray cluster (new, or reopened from LOG_DIR). It
+    runs until `chronoray stop NAME`; other commands reach it with --graph NAME."""
+    from chronoray.connect import cluster_address
+    from chronoray.graph import GraphCluster
+
+    if cluster_address(settings.config()) is None:
+        raise click.UsageError(
+            "a named graph lives in a Ray cluster: give --address (or CHRONORAY_RAY_ADDRESS), "
+            "or run this as a `ray job submit` job; a private Ray would stop with this command"
+        )
+    graph = GraphCluster.create(
+        name,
+        settings.config(),
+        log_dir=str(log_dir),
+        num_shards=shards,
+        storage=storage,
+        placement=placement,
+    )
+    nodes = ", ".join(graph.manifest.shard_nodes)
+    console.print(
+        f"graph [bold]{name}[/] started: {graph.num_shards} shards ({graph.config.storage} "
+        f"storage) on nodes {nodes}; logs in {graph.log_dir}"
+    )
+    graph.close()
+    _note_logs()
+
+
+@main.command("ls")
+@json_option
+@click.pass_obj
+def ls_cmd(settings: _Settings, as_json: bool) -> None:
+    """The named graphs running in the Ray cluster."""
+    from chronoray.graph import GraphCluster
+
+    rows = []
+    for name in GraphCluster.running(settings.config()):
+        graph = GraphCluster.attach(name, settings.config())
+        status = graph.status()
+        rows.append(
+            {
+                "name": name,
+                "shards": graph.num_shards,
+                "storage": graph.config.storage,
+                "nodes": graph.manifest.shard_nodes,
+                "log_dir": str(graph.log_dir),
+                "sources": sorted(status.sources),
+                "problems": status.describe(),
+            }
+        )
+        graph.close()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"{len(rows)} named graph(s)")
+    for column in ("name", "shards", "storage", "nodes", "log dir", "sources", "problems"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(
+            r["name"],
+            str(r["shards"]),
+            r["storage"],
+            ", ".join(r["nodes"]),
+            r["log_dir"],
+            ", ".join(r["sources"]),
+            "; ".join(r["problems"]) or "none",
+        )
+    console.print(table)
+
+
+@main.command()
+@click.argument("name")
+@click.pass_obj
+def stop(settings: _Settings, name: str) -> None:
+    """Stop the named graph NAME (its sources and shard actors; the logs stay)."""
+    from chronoray.graph import GraphCluster
+
+    graph = GraphCluster.attach(name, settings.config())
+    graph.shutdown()
+    console.print(f"stopped graph [bold]{name}[/]; its logs stay in {graph.log_dir}")
+
+
+# -- ingestion ----------------------------------------------------------------------------
 
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["snap", "bitcoin-csv"]),
-    default="snap",
-    envvar="CHRONORAY_INGEST_FORMAT",
-    show_envvar=True,
-)
-@click.option(
-    "--shards",
-    type=int,
-    default=None,
-    show_envvar=True,
-    help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
-)
-@click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
+@format_option
+@shards_option
+@graph_option
+@log_dir_option(exists=False)
 @click.option(
     "--on-error",
     type=click.Choice(["raise", "skip"]),
     default="raise",
-    show_envvar=True,
     help="raise: stop at a malformed record; skip: count it and write it to --rejects.",
 )
 @click.option(
     "--rejects",
     type=click.Path(path_type=Path),
     default=None,
-    show_envvar=True,
-    help="File for skipped records [default: LOG_DIR/rejects.tsv].",
+    help="File for skipped records [default: LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph].",
 )
+@click.option("--source-id", default=None, help="Source name [default: file name].")
 @click.option(
-    "--source-id", default=None, show_envvar=True, help="Source name [default: file name]."
+    "--detach",
+    is_flag=True,
+    help="Start the source actor and return (named graphs; see chronoray ls).",
 )
 def ingest(
     path: Path,
     fmt: str,
     shards: int | None,
-    log_dir: Path,
+    graph_name: str | None,
+    log_dir: Path | None,
     on_error: str,
     rejects: Path | None,
     source_id: str | None,
+    detach: bool,
 ) -> None:
-    """Ingest an edge file into the graph persisted in LOG_DIR (created if new)."""
+    """Ingest an edge file into a running graph (--graph) or the graph persisted in
+    LOG_DIR (created if new), through a source actor in the cluster."""
     from chronoray.sources import MalformedRecord, open_source
 
+    if detach and graph_name is None:
+        raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
     source = open_source(path, fmt, name=source_id)  # type: ignore[arg-type]
     if on_error == "skip" and rejects is None:
-        rejects = log_dir / "rejects.tsv"
-    graph = _open_or_create(log_dir, shards)
-    try:
-        report = graph.ingest(
-            source,
-            on_error=on_error,
-            rejects=rejects,  # type: ignore[arg-type]
-            progress=sys.stderr.isatty(),
-        )
-    except MalformedRecord as exc:
-        graph.close()
-        _err.print(f"[red]error:[/] malformed record at {exc}")
-        _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
-        sys.exit(2)
-    stats = graph.stats()
-    graph.close()
+        rejects = (log_dir or Path(".")) / "rejects.tsv"
+    with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
+        try:
+            report = graph.ingest(
+                source,
+                on_error=on_error,
+                rejects=rejects,
+                progress=sys.stderr.isatty(),
+                wait=not detach,
+            )
+        except MalformedRecord as exc:
+            _err.print(f"[red]error:[/] malformed record at {exc}")
+            _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
+            sys.exit(2)
+        if detach:
+            console.print(f"source {report.name} feeding graph {graph_name}")
+            return
+        stats = graph.stats()
     console.print(
         f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
         f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
@@ -109,39 +389,40 @@ def ingest(
     console.print(_stats_table(stats.as_dict()))
 
 
-@main.command()
-@click.option(
-    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
-)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def stats(log_dir: Path, as_json: bool) -> None:
-    """Vertex and edge totals, per shard, of the graph in LOG_DIR (reopened from its logs)."""
-    from chronoray.graph import GraphCluster
+# -- queries ------------------------------------------------------------------------------
 
-    with GraphCluster.open(log_dir) as graph:
+
+@main.command()
+@graph_option
+@log_dir_option()
+@json_option
+def stats(graph_name: str | None, log_dir: Path | None, as_json: bool) -> None:
+    """Vertex and edge totals, per shard, of a running graph or the one in LOG_DIR."""
+    with _graph(graph_name, log_dir) as graph:
         result = graph.stats().as_dict()
+        problems = graph.status().describe() if graph_name else []
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str))
     else:
         console.print(_stats_table(result))
+    for line in problems:
+        _err.print(f"[yellow]{line}[/]")
 
 
 @main.command()
 @click.argument("vertex_id")
-@click.option(
-    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
-)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def vertex(vertex_id: str, log_dir: Path, as_json: bool) -> None:
-    """State and edges of one vertex of the graph in LOG_DIR."""
-    from chronoray.graph import GraphCluster
+@graph_option
+@log_dir_option()
+@json_option
+def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json: bool) -> None:
+    """State and edges of one vertex."""
     from shards.core import VertexNotFound
 
-    with GraphCluster.open(log_dir) as graph:
+    with _graph(graph_name, log_dir) as graph:
         try:
             found = graph.vertex(_vertex_id(vertex_id))
         except VertexNotFound as exc:
-            _err.print(f"[red]error:[/] {exc} in {log_dir}")
+            _err.print(f"[red]error:[/] {exc} in {graph_name or log_dir}")
             sys.exit(1)
     if as_json:
         click.echo(json.dumps(found, indent=2, default=str))
@@ -164,26 +445,21 @@ def vertex(vertex_id: str, log_dir: Path, as_json: bool) -> None:
 
 
 @main.command("snapshot")
-@click.option(
-    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
-)
-@click.option("--at", "at", type=float, default=None, help="Event time of the cut.")
-@click.option("--clock", default=None, help="Comma-separated shard worker clocks.")
-@click.option("--window", nargs=2, type=float, default=None, help="T0 T1: changes in [T0, T1].")
-@click.option("--out", type=click.Path(path_type=Path), required=True, show_envvar=True)
+@graph_option
+@log_dir_option()
+@cut_options
+@click.option("--out", type=click.Path(path_type=Path), required=True)
 def snapshot_cmd(
-    log_dir: Path,
+    graph_name: str | None,
+    log_dir: Path | None,
     at: float | None,
-    clock: str | None,
+    clock: list[int] | None,
     window: tuple[float, float] | None,
     out: Path,
 ) -> None:
     """Write a consistent past graph as OUT/vertices.parquet and OUT/edges.parquet."""
-    from chronoray.graph import GraphCluster
-
-    vector = [int(c) for c in clock.split(",")] if clock else None
-    with GraphCluster.open(log_dir) as graph:
-        snap = graph.snapshot(at, clock=vector, window=window or None)
+    with _graph(graph_name, log_dir) as graph:
+        snap = graph.snapshot(at, clock=clock, window=window or None)
         paths = snap.save_parquet(out)
     meta = snap.meta
     console.print(
@@ -193,30 +469,22 @@ def snapshot_cmd(
 
 
 @main.command()
-@click.argument("algo", type=click.Choice(["pagerank", "wcc", "degrees", "triangles", "activity"]))
-@click.option(
-    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
-)
-@click.option("--at", "at", type=float, default=None, help="Event time of the snapshot.")
-@click.option("--clock", default=None, help="Comma-separated shard worker clocks.")
-@click.option(
-    "--window",
-    nargs=2,
-    type=float,
-    default=None,
-    help="T0 T1: the window's graph; for activity, the span cut into --buckets.",
-)
+@click.argument("algo", type=click.Choice(ANALYSIS_NAMES))
+@graph_option
+@log_dir_option()
+@cut_options
 @click.option("--times", default=None, help="activity: comma-separated cut times.")
-@click.option("--buckets", type=int, default=10, show_envvar=True, help="activity: buckets.")
+@click.option("--buckets", type=int, default=10, help="activity: buckets of --window.")
 @click.option("--weight", default=None, help="pagerank: edge column used as weight.")
-@click.option("--alpha", type=float, default=0.85, show_envvar=True, help="pagerank: damping.")
-@click.option("--top", "top_k", type=int, default=10, show_envvar=True, help="Rows shown.")
-@click.option("--out", type=click.Path(path_type=Path), required=True, show_envvar=True)
+@click.option("--alpha", type=float, default=0.85, help="pagerank: damping.")
+@click.option("--top", "top_k", type=int, default=10, help="Rows shown.")
+@click.option("--out", type=click.Path(path_type=Path), required=True)
 def analyze(
     algo: str,
-    log_dir: Path,
+    graph_name: str | None,
+    log_dir: Path | None,
     at: float | None,
-    clock: str | None,
+    clock: list[int] | None,
     window: tuple[float, float] | None,
     times: str | None,
     buckets: int,
@@ -225,10 +493,8 @@ def analyze(
     top_k: int,
     out: Path,
 ) -> None:
-    """Run a Spark analysis (RayDP, in this Ray cluster) on a snapshot of the graph in
-    LOG_DIR; print the top rows, write OUT/ALGO.parquet and OUT/ALGO.png."""
-    from chronoray.graph import GraphCluster
-
+    """Run a Spark analysis (RayDP, in this Ray cluster) on a snapshot; print the top
+    rows, write OUT/ALGO.parquet and OUT/ALGO.png."""
     params: dict[str, Any] = {}
     if algo == "pagerank":
         params = {"alpha": alpha, "weight": weight}
@@ -236,15 +502,14 @@ def analyze(
         raise click.UsageError("--weight is a pagerank option")
     try:
         cut_times = [float(t) for t in times.split(",")] if times else None
-        vector = [int(c) for c in clock.split(",")] if clock else None
     except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-    with GraphCluster.open(log_dir) as graph:
+        raise click.BadParameter(str(exc), param_hint="--times") from None
+    with _graph(graph_name, log_dir) as graph:
         with console.status(f"{algo}: snapshot, then Spark (the first start takes ~10 s)"):
             result = graph.analyze(
                 algo,
                 at,
-                clock=vector,
+                clock=clock,
                 window=window or None,
                 times=cut_times,
                 buckets=buckets,
@@ -266,24 +531,27 @@ def analyze(
 
 @main.command()
 @click.argument("vertex_id")
-@click.option(
-    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
-)
+@graph_option
+@log_dir_option()
 @click.option("--from", "t0", type=float, default=None, help="Earliest event time.")
 @click.option("--to", "t1", type=float, default=None, help="Latest event time.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per state.")
+@json_option(help="One JSON object per state.")
 def history(
-    vertex_id: str, log_dir: Path, t0: float | None, t1: float | None, as_json: bool
+    vertex_id: str,
+    graph_name: str | None,
+    log_dir: Path | None,
+    t0: float | None,
+    t1: float | None,
+    as_json: bool,
 ) -> None:
     """Every state of one vertex between two times, from its shard's log."""
-    from chronoray.graph import GraphCluster
     from shards.core import VertexNotFound
 
-    with GraphCluster.open(log_dir) as graph:
+    with _graph(graph_name, log_dir) as graph:
         try:
             states = graph.history(_vertex_id(vertex_id), t0, t1)
         except VertexNotFound as exc:
-            _err.print(f"[red]error:[/] {exc} in {log_dir}")
+            _err.print(f"[red]error:[/] {exc} in {graph_name or log_dir}")
             sys.exit(1)
     if as_json:
         for state in states:
@@ -308,20 +576,17 @@ def history(
 
 
 @main.command("inspect-log")
-@click.option(
-    "--log-dir", type=click.Path(exists=True, path_type=Path), required=True, show_envvar=True
-)
-@click.option("--shard", type=int, default=0, show_envvar=True)
+@log_dir_option(required=True)
+@click.option("--shard", type=int, default=0)
 @click.option(
     "--log",
     "log_name",
     type=click.Choice(["events", "commands", "clocks"]),
     default="events",
-    show_envvar=True,
 )
 @click.option("--start", type=int, default=None, help="First worker clock to show.")
-@click.option("--limit", type=int, default=20, show_envvar=True)
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.option("--limit", type=int, default=20)
+@json_option(help="One JSON object per line.")
 def inspect_log(
     log_dir: Path, shard: int, log_name: str, start: int | None, limit: int, as_json: bool
 ) -> None:
@@ -375,10 +640,9 @@ def _short(value: Any, width: int = 60) -> str:
     "--out",
     type=click.Path(path_type=Path),
     default=Path("chronoray-demo"),
-    show_envvar=True,
     help="Where logs and pictures go (its logs are replaced).",
 )
-@click.option("--shards", type=int, default=2, show_envvar=True)
+@click.option("--shards", type=int, default=2)
 def demo(out: Path, shards: int) -> None:
     """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw, travel back
     in time, and run PageRank in Spark on a past snapshot."""
@@ -391,6 +655,7 @@ def demo(out: Path, shards: int) -> None:
     started = time.perf_counter()
     run_demo(collegemsg_path(), out, shards, console)
     console.print(f"[green]demo done[/] in {time.perf_counter() - started:.1f} s; output in {out}/")
+    _note_logs()
 
 
 _LIVE_CHOICES = ["degrees", "pagerank", "bfs", "wcc"]
@@ -443,30 +708,25 @@ def live_table(name: str, live: Any, updates: int, seconds: float) -> Table:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["snap", "bitcoin-csv"]),
-    default="snap",
-    show_envvar=True,
-)
-@click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
-@click.option("--shards", type=int, default=None, show_envvar=True, help="[default: 2]")
+@format_option
+@graph_option
+@log_dir_option(exists=False)
+@shards_option
 @click.option(
     "--computation",
     "name",
     type=click.Choice(_LIVE_CHOICES),
     default="degrees",
-    show_envvar=True,
     help="The live computation to run during ingestion.",
 )
-@click.option("--bfs-source", default=None, show_envvar=True, help="Source vertex for bfs.")
-@click.option("--tol", type=float, default=1e-6, show_envvar=True, help="PageRank tolerance.")
-@click.option("--refresh", type=float, default=0.5, show_envvar=True, help="Seconds per redraw.")
+@click.option("--bfs-source", default=None, help="Source vertex for bfs.")
+@click.option("--tol", type=float, default=1e-6, help="PageRank tolerance.")
+@click.option("--refresh", type=float, default=0.5, help="Seconds per redraw.")
 def live(
     path: Path,
     fmt: str,
-    log_dir: Path,
+    graph_name: str | None,
+    log_dir: Path | None,
     shards: int | None,
     name: str,
     bfs_source: str | None,
@@ -474,59 +734,40 @@ def live(
     refresh: float,
 ) -> None:
     """Ingest an edge file with a live computation, showing its result as it changes."""
-    import threading
-
     from rich.live import Live
 
     from chronoray.sources import open_source
 
     computation = _live_computation(name, bfs_source, tol)
-    graph = _open_or_create(log_dir, shards)
-    try:
+    with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
         handle = graph.start_computation(computation)
-        count = [0]
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                graph.ingest(open_source(path, fmt), progress=lambda n: count.__setitem__(0, n))
-            except BaseException as exc:  # shown by the main thread
-                failure.append(exc)
-
+        job = graph.ingest(open_source(path, fmt), wait=False)  # type: ignore[arg-type]
         started = time.perf_counter()
-        worker = threading.Thread(target=run, daemon=True)
-        worker.start()
         with Live(console=console, auto_refresh=False) as screen:
-            while worker.is_alive():
-                worker.join(refresh)
-                elapsed = time.perf_counter() - started
-                screen.update(live_table(name, handle, count[0], elapsed), refresh=True)
-        if failure:
-            raise failure[0]
+            while not job.done():
+                read = job.progress().get("read", 0)
+                screen.update(
+                    live_table(name, handle, read, time.perf_counter() - started), refresh=True
+                )
+                time.sleep(refresh)
+        report = job.wait()
+        graph.wait_idle()
         console.print(f"[green]done[/]; final result of {handle.id}:")
-        console.print(live_table(name, handle, count[0], time.perf_counter() - started))
+        console.print(live_table(name, handle, report.updates, time.perf_counter() - started))
         handle.stop()
-    finally:
-        graph.close()
 
 
 @main.command()
-@click.option("--log-dir", type=click.Path(path_type=Path), required=True, show_envvar=True)
+@graph_option
+@log_dir_option(exists=False)
 @click.option(
     "--ingest",
     "ingest_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    show_envvar=True,
     help="Ingest this file while printing its updates' notifications.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["snap", "bitcoin-csv"]),
-    default="snap",
-    show_envvar=True,
-)
+@format_option
 @click.option("--type", "types", multiple=True, help="Only vertices of this type (repeatable).")
 @click.option("--vertex", "vertices", multiple=True, help="Only this vertex id (repeatable).")
 @click.option(
@@ -537,10 +778,11 @@ def live(
     "nothing is ingested].",
 )
 @click.option("--limit", type=int, default=None, help="Stop after this many notifications.")
-@click.option("--buffer", type=int, default=10_000, show_envvar=True, help="Per-shard buffer.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.option("--buffer", type=int, default=10_000, help="Per-shard buffer.")
+@json_option(help="One JSON object per line.")
 def subscribe(
-    log_dir: Path,
+    graph_name: str | None,
+    log_dir: Path | None,
     ingest_path: Path | None,
     fmt: str,
     types: tuple[str, ...],
@@ -550,39 +792,35 @@ def subscribe(
     buffer: int,
     as_json: bool,
 ) -> None:
-    """Print a notification stream of vertex updates of the graph in LOG_DIR: replayed
-    from its log (--since), and/or live while --ingest feeds a file."""
-    import threading
-
+    """Print a notification stream of vertex updates: replayed from the logs (--since),
+    and/or live while --ingest feeds a file (or, with --graph, while others ingest)."""
     from chronoray.sources import open_source
 
-    if ingest_path is None and since is None:
+    if ingest_path is None and since is None and graph_name is None:
         since = float("-inf")
-    graph = _open_or_create(log_dir, None)
-    ids = [_vertex_id(v) for v in vertices] or None
-    sub = graph.subscribe(types=list(types) or None, ids=ids, buffer=buffer, since=since)
-    worker = None
-    if ingest_path is not None:
-        worker = threading.Thread(
-            target=graph.ingest, args=(open_source(ingest_path, fmt),), daemon=True
-        )
-        worker.start()
-    printed = 0
-    try:
-        while limit is None or printed < limit:
-            items = sub.poll(timeout=0.2)
-            if not items and (worker is None or not worker.is_alive()):
-                items = sub.drain()
-                if not items:
-                    break
-            for item in items[: None if limit is None else limit - printed]:
-                _print_notification(item, as_json)
-                printed += 1
-    finally:
-        if worker is not None:
-            worker.join()
-        sub.close()
-        graph.close()
+    with _graph(graph_name, log_dir, create=True) as graph:
+        ids = [_vertex_id(v) for v in vertices] or None
+        sub = graph.subscribe(types=list(types) or None, ids=ids, buffer=buffer, since=since)
+        job = None
+        if ingest_path is not None:
+            job = graph.ingest(open_source(ingest_path, fmt), wait=False)  # type: ignore[arg-type]
+        printed = 0
+        try:
+            while limit is None or printed < limit:
+                items = sub.poll(timeout=0.2)
+                finished = job.done() if job is not None else graph_name is None
+                if not items and finished:
+                    graph.wait_idle()
+                    items = sub.drain()
+                    if not items:
+                        break
+                for item in items[: None if limit is None else limit - printed]:
+                    _print_notification(item, as_json)
+                    printed += 1
+        finally:
+            if job is not None:
+                job.wait()
+            sub.close()
 
 
 def _print_notification(item: Any, as_json: bool) -> None:
@@ -603,15 +841,6 @@ def _print_notification(item: Any, as_json: bool) -> None:
         f"{item.vertex} [dim]{item.type_name} clock {item.clock} t={item.time} "
         f"shard {item.shard} wc {item.wc}[/] {state}"
     )
-
-
-def _open_or_create(log_dir: Path, shards: int | None) -> Any:
-    """Reopen the graph in ``log_dir`` (refusing another shard count) or create it."""
-    from chronoray.graph import MANIFEST, GraphCluster
-
-    if (log_dir / MANIFEST).exists():
-        return GraphCluster.open(log_dir, num_shards=shards)
-    return GraphCluster(log_dir=str(log_dir), num_shards=shards or 2)
 
 
 def _stats_table(stats: dict[str, Any]) -> Table:

@@ -42,8 +42,16 @@ class Config:
     """Batches a source may have in flight per shard before it waits (backpressure)."""
     max_pending: int = 200_000
     """Outgoing messages a shard may hold before it stops accepting source batches."""
+    storage: str = "local"
+    """``"local"``: each shard's log on the disk of the node running it (a restarted shard
+    goes back to that node); ``"shared"``: ``log_dir`` is on storage every node mounts
+    (a restarted shard may run anywhere)."""
+    placement: str = "spread"
+    """``"spread"``: shards round-robin over the cluster's alive nodes; ``"pack"``: all on
+    the driver's node."""
     ray_address: str | None = None
-    """Ray cluster to join (``"auto"``, ``ray://...``); ``None`` starts a local instance."""
+    """Ray cluster to join (``"auto"``, ``HOST:PORT``, ``ray://...``); ``None``: Ray's own
+    ``RAY_ADDRESS`` if set (inside ``ray job submit``), else a new local instance."""
     num_cpus: int = 2
     """CPUs of a local Ray instance."""
     object_store_memory: int = 256 * 1024 * 1024
@@ -90,6 +98,9 @@ class Config:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name, allowed in (("storage", ("local", "shared")), ("placement", ("spread", "pack"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
 
     def replace(self, **changes: Any) -> Config:
         """A copy with ``changes``."""

@@ -1,18 +1,29 @@
 """``GraphCluster``: the driver-side handle of a live graph on Ray.
 
-It starts (or joins) Ray, creates one ``ShardWorker`` actor per shard -- each with its own
-RocksDB log under ``log_dir`` -- feeds updates from sources, and answers queries.
+A graph is a set of Ray actors: one ``ShardWorker`` per shard (each with its own RocksDB
+log under ``log_dir`` on its node), the graph's ``GraphController``, and one
+``SourceActor`` per source feeding it. This class is a facade over the modules that own
+each part: :mod:`chronoray.connect` (which cluster), :mod:`chronoray.placement` (which
+node), :mod:`chronoray.manifest` (what the graph is), :mod:`chronoray.ingest` and
+:mod:`shards.feed` (feeding), :mod:`chronoray.controller` (sources, frontier, names).
+
+A graph is either private to the process that made it (``GraphCluster(...)``,
+``GraphCluster.open(log_dir)``: ``close()`` stops it) or *named* and detached
+(``GraphCluster.create(name, ...)``): it lives in the cluster in its own namespace,
+outlives its creator, any driver or job can :meth:`~GraphCluster.attach` to it, ``close()``
+only detaches and :meth:`~GraphCluster.shutdown` stops it (the logs stay).
 
 Guarantees:
 
 * An update counts as ingested once the shard hosting it acknowledged it, i.e. logged it.
-  :meth:`GraphCluster.ingest` returns after every update was acknowledged and every
-  message it caused was processed (the graph is idle).
-* A shard actor whose process dies is restarted by Ray on the same node (its log is
-  there), rebuilds its vertices from its log, and the source resends what was not
-  acknowledged; the ``(source, offset)`` id of each update makes the resend idempotent,
-  so nothing is lost and nothing is applied twice. Ingesting the same source again is a
-  no-op for the same reason.
+  :meth:`GraphCluster.ingest` (``wait=True``) returns after every update was
+  acknowledged and every message it caused was processed (the graph is idle).
+* A shard actor whose process dies is restarted by Ray -- with ``storage="local"`` only
+  on the node holding its log, with ``"shared"`` anywhere -- rebuilds its vertices from its
+  log, and the source resends what was not acknowledged; the ``(source, offset)`` id of
+  each update makes the resend idempotent, so nothing is lost and nothing is applied
+  twice. Ingesting the same source again is a no-op for the same reason. A source actor
+  that dies is restarted and resumes from what the shards logged.
 * A malformed record stops ingestion with :class:`~chronoray.sources.MalformedRecord`
   (file, line, text) after everything before it was applied; nothing after it is.
 * Reopening a ``log_dir`` (:meth:`GraphCluster.open`) recovers the graph from its logs.
@@ -20,13 +31,11 @@ Guarantees:
 
 from __future__ import annotations
 
-import importlib
-import json
 import math
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,9 +44,30 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from chronoray.config import Config
-from chronoray.sources import IterableSource, Source, read_updates
+from chronoray.connect import ensure_ray
+from chronoray.controller import CONTROLLER_NAME, graph_namespace, named_graphs
+from chronoray.deploy import Deployment, deploy, shard_log_path, stop
+from chronoray.errors import (
+    GraphExists,
+    GraphNotFound,
+    LogDirInUse,
+    ShardsUnavailable,
+    SnapshotNotReady,
+    SourceBusy,
+)
+from chronoray.ingest import (
+    FeedPump,
+    IngestJob,
+    IngestReport,
+    SourceActor,
+    count_lines,
+    feed_source,
+    ingest_reporter,
+)
+from chronoray.manifest import Manifest
+from chronoray.placement import alive_nodes
+from chronoray.sources import IterableSource, Source
 from ephemeral.computation import Computation
-from ephemeral.host import LiveHost
 from ephemeral.live import (
     Index,
     LiveComputation,
@@ -47,9 +77,10 @@ from ephemeral.live import (
     subscribe,
 )
 from ephemeral.notify import NotificationFilter, StatePredicate
-from shards.core import Batch, VertexNotFound
+from shards.core import VertexNotFound, source_channel
+from shards.progress import Progress
 from shards.routing import shard_of
-from shards.worker import ACTOR_ERRORS, ShardWorker, shard_actor_name
+from shards.worker import ACTOR_ERRORS
 from snapshot.reconstruct import consistent_bound
 from snapshot.retro import vertex_history, vertex_state_at
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
@@ -61,53 +92,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GraphCluster",
-    "IngestReport",
+    "GraphExists",
+    "GraphNotFound",
     "GraphStats",
+    "GraphStatus",
+    "IngestJob",
+    "IngestReport",
+    "LogDirInUse",
+    "ShardsUnavailable",
     "SnapshotNotReady",
+    "SourceBusy",
     "VertexNotFound",
-    "ensure_ray",
 ]
-
-MANIFEST = "chronoray.json"
-_NAMESPACE = "chronoray"
-
-
-def ensure_ray(config: Config) -> None:
-    """Start a local Ray instance (or join ``config.ray_address``) unless one is running."""
-    if ray.is_initialized():
-        return
-    if config.ray_address:
-        ray.init(address=config.ray_address, namespace=_NAMESPACE, log_to_driver=False)
-    else:
-        ray.init(
-            address="local",  # a new instance, even if a `ray start` cluster is around
-            num_cpus=config.num_cpus,
-            object_store_memory=config.object_store_memory,
-            include_dashboard=False,
-            namespace=_NAMESPACE,
-            log_to_driver=False,
-        )
-
-
-class SnapshotNotReady(RuntimeError):
-    """A time cut was asked for a time whose updates are not all logged yet."""
-
-
-@dataclass
-class IngestReport:
-    """What one :meth:`GraphCluster.ingest` did."""
-
-    source: str
-    updates: int = 0
-    rejected: int = 0
-    batches: int = 0
-    resent_batches: int = 0
-    seconds: float = 0.0
-
-    @property
-    def rate(self) -> float:
-        """Updates per second."""
-        return self.updates / self.seconds if self.seconds else 0.0
 
 
 @dataclass
@@ -123,6 +119,65 @@ class GraphStats:
         return {"vertices": self.vertices, "edges": self.edges, "shards": self.shards}
 
 
+@dataclass
+class GraphStatus:
+    """Where each shard is and whether it answers; what each source is doing."""
+
+    name: str | None
+    storage: str
+    shards: list[dict[str, Any]]
+    sources: dict[str, dict[str, Any]]
+
+    @property
+    def missing(self) -> list[dict[str, Any]]:
+        """Shards that do not answer."""
+        return [s for s in self.shards if not s["answering"]]
+
+    def describe(self) -> list[str]:
+        """One line per shard that does not answer and per source that waits."""
+        lines = []
+        for s in self.missing:
+            where = "in the cluster" if s["node_alive"] else "not in the cluster"
+            lines.append(
+                f"shard {s['shard']} unavailable: its log is on node {s['node']}, which is "
+                f"{where}" + ("; it comes back when that node does" if not s["node_alive"] else "")
+            )
+        for name, state in self.sources.items():
+            if state.get("waiting"):
+                lines.append(f"source {name}: {state['waiting']}")
+        return lines
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "name": self.name,
+            "storage": self.storage,
+            "shards": self.shards,
+            "sources": self.sources,
+            "problems": self.describe(),
+        }
+
+
+def _recorded(manifest: Manifest, overrides: dict[str, Any]) -> None:
+    """A reopened graph keeps its recorded shard count, storage and placement unless
+    they are given (a different shard count is then refused)."""
+    for name in ("num_shards", "storage", "placement"):
+        if overrides.get(name) is None:
+            overrides[name] = getattr(manifest, name)
+
+
+def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
+    """Run ``call``; while the actor is dead or restarting, wait for Ray to bring it back."""
+    for attempt in range(attempts):
+        try:
+            return call()
+        except ACTOR_ERRORS:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1)
+    raise AssertionError("unreachable")
+
+
 class GraphCluster:
     """A live, event-sourced graph: ``num_shards`` shard actors with RocksDB logs.
 
@@ -136,6 +191,8 @@ class GraphCluster:
     the first of them, else :class:`~vertex.model.TemporalVertex`) is used for vertices
     created implicitly. Classes are recorded by import path in the log directory, so
     :meth:`open` finds them again (classes defined in ``__main__`` must be passed again).
+    ``name`` makes a detached named graph (see :meth:`create`). ``storage``,
+    ``placement`` and the rest are :class:`~chronoray.config.Config` fields.
     """
 
     def __init__(
@@ -144,45 +201,110 @@ class GraphCluster:
         *,
         vertex_types: list[type[Vertex]] | None = None,
         default_vertex: type[Vertex] | None = None,
+        name: str | None = None,
         **overrides: Any,
     ) -> None:
         base = config or Config.load()
         given = {k: v for k, v in overrides.items() if v is not None}
         self.config = base.replace(**given) if given else base
+        self.name = name
         self.log_dir = Path(self.config.log_dir).resolve()
-        self.types = VertexTypes(vertex_types, default_vertex)
-        self._write_or_check_manifest()
+        manifest = self._manifest(vertex_types, default_vertex)
         ensure_ray(self.config)
         self.graph_id = uuid.uuid4().hex[:10]
-        node = self._node_id = ray.get_runtime_context().get_node_id()
-        actor_cls = ray.remote(ShardWorker)
-        self._shards = [
-            actor_cls.options(
-                name=shard_actor_name(self.graph_id, k),
-                namespace=_NAMESPACE,
-                max_restarts=-1,
-                max_task_retries=0,
-                max_concurrency=1000,
-                num_cpus=self.config.shard_num_cpus,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-            ).remote(
-                self.graph_id,
-                k,
-                self.config.num_shards,
-                str(self.log_dir / f"shard-{k}"),
-                self.types,
-                checkpoint_interval=self.config.checkpoint_interval,
-                shard_checkpoint_interval=self.config.shard_checkpoint_interval,
-                sync=self.config.sync,
-                max_pending=self.config.max_pending,
-                host_factory=LiveHost,
-            )
-            for k in range(self.config.num_shards)
-        ]
-        self._sent: dict[tuple[str, int], int] = {}
-        self._feeder: _Feeder | None = None
+        self._deployment = deploy(
+            self.config, self.log_dir, manifest, self._types, name, self.graph_id
+        )
+        self.manifest = manifest
+        self._setup(self._deployment, owner=name is None)
+
+    def _setup(self, deployment: Deployment, *, owner: bool) -> None:
+        self.namespace = deployment.namespace
+        self._controller_name = deployment.controller_name
+        self._controller = deployment.controller
+        self._shards = deployment.shards
+        self._owner = owner  # close() stops a private graph, detaches from a named one
+        self._pumps: dict[str, FeedPump] = {}
         self._closed = False
-        ray.get([s.ping.remote() for s in self._shards])
+
+    # -- construction -----------------------------------------------------------------
+
+    def _manifest(
+        self, vertex_types: list[type[Vertex]] | None, default_vertex: type[Vertex] | None
+    ) -> Manifest:
+        c = self.config
+        if Manifest.exists(self.log_dir):
+            manifest = Manifest.read(self.log_dir)
+            manifest.check_shards(c.num_shards, self.log_dir)
+            self._types = (
+                VertexTypes(vertex_types, default_vertex)
+                if vertex_types
+                else manifest.types(vertex_types)
+            )
+            manifest.storage, manifest.placement = c.storage, c.placement  # type: ignore[assignment]
+            manifest.name = self.name
+            return manifest
+        self._types = VertexTypes(vertex_types, default_vertex)
+        return Manifest.of(c.num_shards, self.types, c.storage, c.placement, self.name)  # type: ignore[arg-type]
+
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        config: Config | None = None,
+        *,
+        vertex_types: list[type[Vertex]] | None = None,
+        default_vertex: type[Vertex] | None = None,
+        **overrides: Any,
+    ) -> GraphCluster:
+        """Start the detached graph ``name`` in the cluster (its own namespace), new or
+        reopened from ``log_dir``. It runs until :meth:`shutdown` (or ``chronoray stop``),
+        whatever happens to this process; :class:`GraphExists` if the name is taken."""
+        if not name or "/" in name:
+            raise ValueError(f"a graph name must be non-empty without '/', got {name!r}")
+        log_dir = overrides.get("log_dir") or (config or Config.load()).log_dir
+        if Manifest.exists(log_dir):
+            _recorded(Manifest.read(log_dir), overrides)
+        return cls(
+            config,
+            vertex_types=vertex_types,
+            default_vertex=default_vertex,
+            name=name,
+            **overrides,
+        )
+
+    @classmethod
+    def attach(cls, name: str, config: Config | None = None) -> GraphCluster:
+        """A handle on the running named graph ``name`` (from any driver or job of the
+        cluster); :class:`GraphNotFound` if there is none. ``close()`` detaches."""
+        config = config or Config.load()
+        ensure_ray(config)
+        try:
+            controller = ray.get_actor(CONTROLLER_NAME, namespace=graph_namespace(name))
+        except ValueError:
+            running = ", ".join(named_graphs()) or "none"
+            raise GraphNotFound(
+                f"no graph named {name!r} in the Ray cluster (running: {running})"
+            ) from None
+        info = ray.get(controller.info.remote())
+        graph = cls.__new__(cls)
+        graph.config = Config(**info["config"])
+        graph.name = name
+        graph.log_dir = Path(info["log_dir"])
+        graph.manifest = Manifest(**info["manifest"])
+        graph._types = None
+        graph.graph_id = info["graph_id"]
+        graph._deployment = Deployment(
+            graph.graph_id, info["namespace"], CONTROLLER_NAME, controller, info["shards"]
+        )
+        graph._setup(graph._deployment, owner=False)
+        return graph
+
+    @staticmethod
+    def running(config: Config | None = None) -> list[str]:
+        """Names of the named graphs running in the cluster."""
+        ensure_ray(config or Config.load())
+        return named_graphs()
 
     @classmethod
     def open(
@@ -190,24 +312,21 @@ class GraphCluster:
         log_dir: str | Path,
         *,
         vertex_types: list[type[Vertex]] | None = None,
+        config: Config | None = None,
         **overrides: Any,
     ) -> GraphCluster:
         """Reopen the graph persisted in ``log_dir``: every shard recovers from its log.
 
         Its shard count and vertex classes come from the directory's manifest.
         """
-        manifest_path = Path(log_dir) / MANIFEST
-        if not manifest_path.exists():
-            raise FileNotFoundError(f"{log_dir} holds no chronoray graph ({MANIFEST} missing)")
-        manifest = json.loads(manifest_path.read_text())
-        classes = vertex_types or [_import_class(p) for p in manifest["vertex_types"]]
-        default = next((c for c in classes if c.type_name == manifest["default_vertex"]), None)
-        if overrides.get("num_shards") is None:
-            overrides["num_shards"] = manifest["num_shards"]
+        manifest = Manifest.read(log_dir)
+        _recorded(manifest, overrides)
+        types = manifest.types(vertex_types)
+        given = {k: v for k, v in overrides.items() if v is not None}
         return cls(
-            Config.load(log_dir=str(log_dir), **overrides),
-            vertex_types=classes,
-            default_vertex=default,
+            (config or Config.load()).replace(log_dir=str(log_dir), **given),
+            vertex_types=types.classes,
+            default_vertex=types.default,
         )
 
     # -- lifecycle --------------------------------------------------------------------
@@ -219,17 +338,26 @@ class GraphCluster:
         self.close()
 
     def close(self) -> None:
-        """Close every shard's log and stop the shard actors (the logs stay on disk)."""
+        """Let go of the graph: a private graph is stopped (:meth:`shutdown`), a named
+        one keeps running for other drivers (this handle is done)."""
         if self._closed:
             return
+        if self._owner:
+            self.shutdown()
         self._closed = True
-        try:
-            ray.get([s.close.remote() for s in self._shards])
-        except ACTOR_ERRORS:
-            pass  # a shard process that is gone has released its log already
-        finally:
-            for shard in self._shards:
-                ray.kill(shard, no_restart=True)
+
+    def shutdown(self) -> None:
+        """Stop the graph's sources, close every shard's log and stop its actors (the
+        logs stay on disk; :meth:`open` or :meth:`create` reopens them)."""
+        self._closed = True
+        stop(self._deployment)
+
+    @property
+    def types(self) -> VertexTypes:
+        """The graph's vertex classes (imported from the manifest's record when attached)."""
+        if self._types is None:
+            self._types = self.manifest.types()
+        return self._types
 
     @property
     def num_shards(self) -> int:
@@ -241,6 +369,37 @@ class GraphCluster:
         """The shard actor handles (for tests and tools)."""
         return list(self._shards)
 
+    def status(self, timeout: float = 2.0) -> GraphStatus:
+        """Where each shard's log is, whether its node is alive and the shard answers
+        (within ``timeout``), and each source's progress (what it waits for)."""
+        alive = {n.key for n in alive_nodes()}
+        pings = [s.ping.remote() for s in self._shards]
+        ready, _ = ray.wait(pings, num_returns=len(pings), timeout=timeout)
+        shards = []
+        for k, ref in enumerate(pings):
+            answering = False
+            if ref in ready:
+                try:
+                    ray.get(ref)
+                    answering = True
+                except ACTOR_ERRORS:
+                    pass
+            key = self.manifest.shard_nodes[k]
+            shards.append(
+                {"shard": k, "node": key, "node_alive": key in alive, "answering": answering}
+            )
+        sources: dict[str, dict[str, Any]] = {}
+        for source, actor in ray.get(self._controller.sources.remote()).items():
+            if actor is None:
+                pump = self._pumps.get(source)
+                sources[source] = pump.progress() if pump else {"fed from": "another driver"}
+                continue
+            try:
+                sources[source] = ray.get(actor.progress.remote(), timeout=timeout)
+            except (*ACTOR_ERRORS, ray.exceptions.GetTimeoutError):
+                sources[source] = {"waiting": "source actor restarting"}
+        return GraphStatus(self.name, self.config.storage, shards, sources)
+
     # -- ingestion --------------------------------------------------------------------
 
     def ingest(
@@ -250,50 +409,104 @@ class GraphCluster:
         name: str | None = None,
         on_error: Literal["raise", "skip"] = "raise",
         rejects: str | Path | None = None,
-        progress: bool | Callable[[int], None] = False,
+        progress: Progress = False,
         total: int | None = None,
+        wait: bool = True,
+        in_driver: bool = False,
         on_batch: Callable[[int], None] | None = None,
-    ) -> IngestReport:
-        """Feed ``source`` into the graph and wait until the graph is idle.
+    ) -> Any:
+        """Feed ``source`` into the graph.
 
-        Updates go in batches of ``batch_size`` per shard with at most ``max_inflight``
-        unacknowledged batches per shard. ``progress=True`` draws a progress bar (``total``:
-        expected updates); a callable gets the running update count instead. ``on_batch``
-        is called with the number of batches sent so far after each send (tests use it to
-        inject faults). Batches a dead shard did not acknowledge are resent once it is back.
+        By default a source actor on the cluster reads it (on this driver's node, where
+        its file is), batches it (``batch_size`` updates per shard, at most
+        ``max_inflight`` unacknowledged batches per shard) and survives a crash of its own
+        process; several sources can feed one graph at once. ``wait=False`` returns an
+        :class:`~chronoray.ingest.IngestJob` at once; otherwise this waits until every
+        update is acknowledged and the graph is idle and returns the
+        :class:`~chronoray.ingest.IngestReport` (``progress=True`` draws a bar,
+        ``total``: expected updates; a callable gets the count of updates read).
+
+        ``in_driver=True`` feeds from this process instead (``on_batch`` is then called
+        with the number of batches sent after each send; tests inject faults with it). A
+        one-shot iterator (a generator) is always fed from the driver: it cannot be
+        shipped to, nor re-read by, a restarted source actor.
 
         A plain iterable of updates gets ``name`` as its source name; without one, a fresh
         name, so two different lists never pass for the same source. Give a name to make
         ingesting the same list again a no-op.
         """
         if not isinstance(source, Source):
+            in_driver = in_driver or isinstance(source, Iterator)
             source = IterableSource(source, name or f"iterable-{uuid.uuid4().hex[:12]}")
-        if progress is True and total is None and isinstance(getattr(source, "path", None), Path):
-            total = _count_lines(source.path)  # type: ignore[attr-defined]
-        updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
-        report = IngestReport(source=source.name)
-        started = time.perf_counter()
-        with _progress(progress, total, source.name) as tick:
-            feeder = self._feeder = _Feeder(self, report, on_batch)
-            self._broadcast_frontier(-math.inf, reset=True)
-            try:
-                for update in updates:
-                    feeder.add(update)
-                    report.updates += 1
-                    if report.updates % 1000 == 0:
-                        tick(report.updates)
-            finally:  # also at a malformed record: what came before it is applied in full
-                self._feeder = None
-                feeder.finish()
-                report.rejected = read_stats.rejected
-                tick(report.updates)
-                self._broadcast_frontier(math.inf)
-                self.wait_idle()
-        report.seconds = time.perf_counter() - started
+        if on_batch is not None and not in_driver:
+            raise ValueError("on_batch= needs in_driver=True")
+        path = getattr(source, "path", None)
+        if progress is True and total is None and isinstance(path, Path):
+            total = count_lines(path)
+        reject_path = None if rejects is None else str(Path(rejects).resolve())
+        if not ray.get(self._controller.open_source.remote(source.name)):
+            raise SourceBusy(f"source {source.name!r} is already feeding this graph")
+        if in_driver:
+            return self._ingest_here(source, on_error, reject_path, progress, total, on_batch)
+        c = self.config
+        actor = (
+            ray.remote(SourceActor)
+            .options(
+                num_cpus=0,
+                max_restarts=-1,
+                max_concurrency=8,
+                namespace=self.namespace,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(
+                    ray.get_runtime_context().get_node_id(), soft=False
+                ),
+                **({"lifetime": "detached"} if self.name is not None else {}),
+            )
+            .remote(
+                source,
+                (self.graph_id, self.namespace, self._controller_name, self.num_shards),
+                c.batch_size,
+                c.max_inflight,
+                on_error,
+                reject_path,
+            )
+        )
+        ray.get(self._controller.source_actor.remote(source.name, actor))
+        job = IngestJob(source.name, actor, self._controller, total)
+        if not wait:
+            return job
+        report = job.wait(progress)
+        self.wait_idle()
         return report
 
-    def _broadcast_frontier(self, t: float, *, reset: bool = False) -> None:
-        _retrying(lambda: ray.get([s.set_frontier.remote(t, reset) for s in self._shards]))
+    def _ingest_here(
+        self,
+        source: Source,
+        on_error: Literal["raise", "skip"],
+        rejects: str | None,
+        progress: Progress,
+        total: int | None,
+        on_batch: Callable[[int], None] | None,
+    ) -> IngestReport:
+        c = self.config
+        pump = FeedPump.resume(
+            source.name, self._shards, self._controller, c.batch_size, c.max_inflight
+        )
+        pump.on_batch = on_batch
+        self._pumps[source.name] = pump
+        final: dict[str, Any] = {"report": None, "error": None}
+        try:
+            with ingest_reporter(progress, source.name, total) as bar:
+                report, error = feed_source(
+                    pump, source, on_error, rejects, lambda n: bar(dict(pump.progress(), read=n))
+                )
+            final["report"] = report.as_dict()
+        finally:
+            del self._pumps[source.name]
+            ray.get(self._controller.close_source.remote(source.name, final))
+        self.wait_idle()
+        if error is not None:
+            raise error
+        return report
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until no message is pending anywhere: two consecutive rounds of shard
@@ -356,18 +569,49 @@ class GraphCluster:
         return [(k, wc, v, e) for k, part in enumerate(parts) for wc, v, e in part]
 
     def _all_stats(self, pending_time: bool = False) -> list[dict[str, Any]]:
-        return _retrying(lambda: ray.get([s.stats.remote(pending_time) for s in self._shards]))
+        """Every shard's stats, waiting up to 30 s for restarting shards; then
+        :class:`ShardsUnavailable` saying which shard waits for which node."""
+        try:
+            return _retrying(  # type: ignore[no-any-return]
+                lambda: ray.get([s.stats.remote(pending_time) for s in self._shards]), 300
+            )
+        except ACTOR_ERRORS:
+            problems = "; ".join(self.status().describe()) or "a shard does not answer"
+            raise ShardsUnavailable(problems) from None
 
     # -- time travel ------------------------------------------------------------------
 
     def shard_log_path(self, shard: int) -> str:
-        """The directory of shard ``shard``'s RocksDB log (on the node :attr:`log_node_id`)."""
-        return str(self.log_dir / f"shard-{shard}")
+        """The directory of shard ``shard``'s RocksDB log (on its node; see
+        :meth:`shard_node_ids`)."""
+        return shard_log_path(self.log_dir, shard)
+
+    def shard_node_ids(self) -> list[str]:
+        """The Ray node each shard runs on now (tasks reading its log go there); waits
+        for a restarting shard."""
+        return _retrying(lambda: ray.get([s.node.remote() for s in self._shards]))  # type: ignore[no-any-return]
 
     @property
     def log_node_id(self) -> str:
-        """The Ray node holding the logs: tasks that read them are pinned there."""
-        return self._node_id
+        """The node holding every log, for graphs whose shards share one node; graphs
+        spread over nodes have one per shard (:meth:`shard_node_ids`)."""
+        nodes = set(self.shard_node_ids())
+        if len(nodes) != 1:
+            raise RuntimeError("the shards' logs are on several nodes: use shard_node_ids()")
+        return nodes.pop()
+
+    def read_logs(
+        self, function: Callable[..., Any], args: dict[int, tuple[Any, ...]]
+    ) -> dict[int, Any]:
+        """``function(store, *args[k])`` against a read-only handle of shard ``k``'s log,
+        for every ``k`` in ``args``, in parallel tasks on the shards' nodes."""
+        nodes = self.shard_node_ids()
+        with ThreadPoolExecutor(max(1, len(args))) as pool:
+            futures = {
+                k: pool.submit(read_log, self.shard_log_path(k), nodes[k], function, *a)
+                for k, a in args.items()
+            }
+            return {k: f.result() for k, f in futures.items()}
 
     def snapshot(
         self,
@@ -394,20 +638,21 @@ class GraphCluster:
             if len(cut) != self.num_shards:
                 raise ValueError(f"clock needs {self.num_shards} components, got {len(cut)}")
             meta = SnapshotMeta("clock", clock=list(cut))
-            return build_snapshot(paths, self._node_id, meta, clock=cut)
+            return build_snapshot(paths, self.shard_node_ids(), meta, clock=cut)
         if window is not None:
             t0, t1 = window
             if t0 > t1:
                 raise ValueError(f"window start {t0} is after its end {t1}")
             self.wait_until_complete(t1, timeout)
             meta = SnapshotMeta("window", at=t1, window=(t0, t1))
-            return build_snapshot(paths, self._node_id, meta, at=t1, since=t0)
+            return build_snapshot(paths, self.shard_node_ids(), meta, at=t1, since=t0)
         if at is not None:
             self.wait_until_complete(at, timeout)
-            return build_snapshot(paths, self._node_id, SnapshotMeta("time", at=at), at=at)
+            meta = SnapshotMeta("time", at=at)
+            return build_snapshot(paths, self.shard_node_ids(), meta, at=at)
         now = tuple(s["worker_clock"] for s in self._all_stats())
         meta = SnapshotMeta("now", clock=list(now))
-        return build_snapshot(paths, self._node_id, meta, clock=now)
+        return build_snapshot(paths, self.shard_node_ids(), meta, clock=now)
 
     def vertex_state(
         self,
@@ -421,12 +666,13 @@ class GraphCluster:
         did not exist then."""
         shard = shard_of(vertex_id, self.num_shards)
         path = self.shard_log_path(shard)
+        node = self.shard_node_ids()[shard]
         if clock is not None:
-            bound = read_log(path, self._node_id, consistent_bound, shard, tuple(clock))
-            found = read_log(path, self._node_id, vertex_state_at, vertex_id, bound=bound)
+            bound = read_log(path, node, consistent_bound, shard, tuple(clock))
+            found = read_log(path, node, vertex_state_at, vertex_id, bound=bound)
         elif at is not None:
             self.wait_until_complete(at, 120.0)
-            found = read_log(path, self._node_id, vertex_state_at, vertex_id, at=at)
+            found = read_log(path, node, vertex_state_at, vertex_id, at=at)
         else:
             return self.vertex(vertex_id)
         if found is None:
@@ -443,9 +689,8 @@ class GraphCluster:
         hi = math.inf if t1 is None else t1
         if t1 is not None:
             self.wait_until_complete(t1, 120.0)
-        states = read_log(
-            self.shard_log_path(shard), self._node_id, vertex_history, vertex_id, lo, hi
-        )
+        node = self.shard_node_ids()[shard]
+        states = read_log(self.shard_log_path(shard), node, vertex_history, vertex_id, lo, hi)
         if not states:
             raise VertexNotFound(vertex_id)
         return states  # type: ignore[no-any-return]
@@ -454,15 +699,19 @@ class GraphCluster:
 
     def spark(self) -> Any:
         """The process's Spark session, its executors Ray actors in this Ray cluster (RayDP),
-        sized by ``Config.spark_*`` when it starts; reused afterwards, stopped at exit."""
+        sized by ``Config.spark_*`` when it starts; reused afterwards, stopped at exit. The
+        JVM's own output goes to the driver log (:func:`~chronoray.connect.driver_log_path`)."""
+        from chronoray.connect import driver_log_path, quiet_ray_logs
         from spark_bridge.session import spark_session
 
+        quiet_ray_logs(data=True)
         c = self.config
         return spark_session(
             executors=c.spark_executors,
             executor_cores=c.spark_executor_cores,
             executor_memory=c.spark_executor_memory,
             shuffle_partitions=c.spark_shuffle_partitions,
+            log_file=driver_log_path(),
         )
 
     def analyze(
@@ -476,57 +725,71 @@ class GraphCluster:
         buckets: int = 10,
         **params: Any,
     ) -> AnalysisResult:
-        """Run a Spark analysis (``pagerank``, ``wcc``, ``degrees``, ``triangles``,
-        ``activity``) on a snapshot taken as :meth:`snapshot` takes it (``at=``, ``clock=``,
-        ``window=``, or now); ``params`` go to the analysis (e.g. ``weight="count"``).
+        """Run a registered Spark analysis (:data:`chronoray.analysis.ANALYSES`:
+        ``pagerank``, ``wcc``, ``degrees``, ``triangles``, ``activity``) on a snapshot taken
+        as :meth:`snapshot` takes it (``at=``, ``clock=``, ``window=``, or now); ``params``
+        go to the analysis (e.g. ``weight="count"``).
 
-        ``activity`` compares time cuts: at ``times``, or at the edges of ``buckets`` equal
-        buckets of ``window``. The result keeps the Spark DataFrame (``.frame``) and gives
-        ``.to_pandas()``, ``.top(k)`` and ``.save(dir)`` (Parquet and a PNG).
+        A series analysis (``activity``) compares time cuts: at ``times``, or at the edges
+        of ``buckets`` equal buckets of ``window``. The result keeps the Spark DataFrame
+        (``.frame``) and gives ``.to_pandas()``, ``.top(k)`` and ``.save(dir)`` (Parquet and
+        a PNG).
         """
-        from chronoray.analysis import run_analysis
+        from chronoray.analysis import ANALYSES, run_analysis
 
-        if name == "activity":
+        if name not in ANALYSES:
+            raise ValueError(f"unknown analysis {name!r}; choose from {', '.join(ANALYSES)}")
+        if ANALYSES[name].series:
             if times is None:
                 if window is None:
-                    raise ValueError("activity needs times=[...] or window=(t0, t1)")
+                    raise ValueError(f"{name} needs times=[...] or window=(t0, t1)")
                 t0, t1 = window
                 times = [t0 + (t1 - t0) * i / buckets for i in range(buckets)] + [t1]
             snapshots: Any = [self.snapshot(at=t) for t in times]
         else:
             if times is not None:
-                raise ValueError(f"times= is for activity; {name} analyses one snapshot")
+                raise ValueError(f"times= is for series analyses; {name} analyses one snapshot")
             snapshots = self.snapshot(at, clock=clock, window=window)
         return run_analysis(self.spark(), name, snapshots, **params)
 
     def wait_until_complete(self, t: float, timeout: float = 120.0) -> None:
         """Return once every update with time ``<= t`` and every message it caused is
-        logged: the source read past ``t``, shards applied every batch holding such an
-        update, and no shard holds an unacknowledged message of time ``<= t``. Raises
-        :class:`SnapshotNotReady` if that is still not so after ``timeout`` seconds."""
+        logged: every source feeding the graph read past ``t`` and its batches holding
+        such updates were applied, and no shard holds an unacknowledged message of time
+        ``<= t``. Raises :class:`SnapshotNotReady` if a source has not read past ``t``
+        (or is not in time order, or is fed by another driver), or if that is still not
+        so after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        feeder = self._feeder
         while True:
-            if feeder is not None:
-                if not feeder.ordered:
-                    raise SnapshotNotReady(
-                        "the source being ingested is not in time order; a time snapshot "
-                        "can only be taken once ingestion ended"
-                    )
-                if feeder.max_ts <= t:
-                    raise SnapshotNotReady(
-                        f"time {t} is not complete: the source has only read up to "
-                        f"{feeder.max_ts}; take it later or after ingestion"
-                    )
-                feeder.send_buffered(t)
+            waiting: dict[str, list[tuple[int, int]]] = {}
+            for name, actor in ray.get(self._controller.sources.remote()).items():
+                waiting[source_channel(name)] = self._source_open_through(name, actor, t)
             stats = self._all_stats(pending_time=True)
-            complete = all(s["min_pending_time"] > t for s in stats)
-            if feeder is not None:
-                complete = complete and feeder.applied_through(t, stats)
+            complete = all(s["min_pending_time"] > t for s in stats) and all(
+                stats[shard]["applied"].get(channel, 0) >= last
+                for channel, batches in waiting.items()
+                for shard, last in batches
+            )
             if complete:
                 return
             if time.monotonic() > deadline:
                 raise SnapshotNotReady(f"time {t} still incomplete after {timeout} s")
+
+    def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]]:
+        """The open batches of source ``name`` holding updates of time ``<= t``."""
+        if actor is None:
+            pump = self._pumps.get(name)
+            if pump is None:
+                raise SnapshotNotReady(
+                    f"source {name} is fed from another driver; a time snapshot can only be "
+                    "taken once its ingestion ended (feed it through a source actor instead)"
+                )
+            reason, batches = pump.complete_through(t)
+        else:
+            reason, batches = _retrying(lambda: ray.get(actor.complete_through.remote(t)))
+        if reason is not None:
+            raise SnapshotNotReady(reason)
+        return batches
 
     # -- live computations, notification streams, indexes -----------------------------
 
@@ -577,239 +840,3 @@ class GraphCluster:
             declared = ", ".join(sorted(names)) or "none"
             raise KeyError(f"no index {name!r} (declared by the vertex classes: {declared})")
         return Index(self._live, name)
-
-    # -- manifest ---------------------------------------------------------------------
-
-    def _write_or_check_manifest(self) -> None:
-        path = self.log_dir / MANIFEST
-        if path.exists():
-            found = json.loads(path.read_text())["num_shards"]
-            if found != self.config.num_shards:
-                raise ValueError(
-                    f"{self.log_dir} holds a graph of {found} shards; "
-                    f"it cannot be opened with num_shards={self.config.num_shards}"
-                )
-            return
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "format": 1,
-            "num_shards": self.config.num_shards,
-            "vertex_types": [f"{c.__module__}:{c.__qualname__}" for c in self.types.classes],
-            "default_vertex": self.types.default_name,
-        }
-        path.write_text(json.dumps(manifest, indent=2) + "\n")
-
-
-class _Feeder:
-    """Routes updates into per-shard batches and keeps them until acknowledged."""
-
-    def __init__(
-        self, graph: GraphCluster, report: IngestReport, on_batch: Callable[[int], None] | None
-    ) -> None:
-        self.graph = graph
-        self.report = report
-        self.on_batch = on_batch
-        n = graph.num_shards
-        self.buffers: list[list[Update]] = [[] for _ in range(n)]
-        self.inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in range(n)]
-        self.unconfirmed: list[list[Batch]] = [[] for _ in range(n)]
-        self.acked = [0] * n
-        # (last offset, min time) of batches not yet seen applied, per shard
-        self.open_batches: list[deque[tuple[int, float]]] = [deque() for _ in range(n)]
-        self.max_ts = -math.inf
-        self.ordered = True
-        self._notify = True
-        self._frontier = -math.inf
-
-    def add(self, update: Update) -> None:
-        if update.ts < self.max_ts:
-            self.ordered = False
-        else:
-            self.max_ts = update.ts
-        shard = shard_of(update.vertex, self.graph.num_shards)
-        buffer = self.buffers[shard]
-        buffer.append(update)
-        if len(buffer) >= self.graph.config.batch_size:
-            self._send(shard)
-
-    def finish(self) -> None:
-        """Send what is buffered and wait for every acknowledgement."""
-        for shard in range(self.graph.num_shards):
-            if self.buffers[shard]:
-                self._send(shard)
-        for shard in range(self.graph.num_shards):
-            self._settle(shard, 0)
-            if any(b.items[-1][0] > self.acked[shard] for b in self.unconfirmed[shard]):
-                self._resend(shard)
-
-    def _send(self, shard: int) -> None:
-        updates = self.buffers[shard]
-        self.buffers[shard] = []
-        key = (updates[0].source, shard)
-        batch = Batch.of_updates(updates, prev=self.graph._sent.get(key, 0))
-        self.graph._sent[key] = updates[-1].offset
-        self.inflight[shard].append((batch, self.graph._shards[shard].push.remote(batch)))
-        self.open_batches[shard].append((updates[-1].offset, min(u.ts for u in updates)))
-        self.report.batches += 1
-        if self.on_batch is not None and self._notify:
-            self._notify = False  # a callback that takes a snapshot must not re-enter it
-            try:
-                self.on_batch(self.report.batches)
-            finally:
-                self._notify = True
-        self._settle(shard, self.graph.config.max_inflight)
-        self._advance_frontier()
-
-    def _advance_frontier(self) -> None:
-        """Tell the shards the time up to which every update read so far was applied."""
-        unapplied = [u.ts for buffer in self.buffers for u in buffer]
-        for shard, batches in enumerate(self.open_batches):
-            while batches and batches[0][0] <= self.acked[shard]:
-                batches.popleft()
-            unapplied += [min_ts for _, min_ts in batches]
-        frontier = min(unapplied, default=self.max_ts)
-        if frontier > self._frontier:
-            self._frontier = frontier
-            for actor in self.graph._shards:
-                actor.set_frontier.remote(frontier)
-
-    def send_buffered(self, t: float) -> None:
-        """Send every buffered batch holding an update of time ``<= t``."""
-        for shard, buffer in enumerate(self.buffers):
-            if buffer and min(u.ts for u in buffer) <= t:
-                notify, self._notify = self._notify, False
-                try:
-                    self._send(shard)
-                finally:
-                    self._notify = notify
-
-    def applied_through(self, t: float, stats: list[dict[str, Any]]) -> bool:
-        """Whether the shards (per ``stats``) applied every sent update of time ``<= t``."""
-        channel = f"src:{self.report.source}"
-        for shard, batches in enumerate(self.open_batches):
-            applied = stats[shard]["applied"].get(channel, 0)
-            while batches and batches[0][0] <= applied:
-                batches.popleft()
-            if any(min_ts <= t for _, min_ts in batches):
-                return False
-        return True
-
-    def _settle(self, shard: int, keep: int) -> None:
-        inflight = self.inflight[shard]
-        while len(inflight) > keep:
-            batch, ref = inflight[0]
-            try:
-                applied, _ = ray.get(ref)
-            except ACTOR_ERRORS:
-                self._resend(shard)
-                continue
-            inflight.popleft()
-            self.acked[shard] = max(self.acked[shard], applied)
-            if applied < batch.items[-1][0]:  # overtaken by a later batch: wait for it
-                self.unconfirmed[shard].append(batch)
-            self.unconfirmed[shard] = [
-                b for b in self.unconfirmed[shard] if b.items[-1][0] > self.acked[shard]
-            ]
-
-    def _resend(self, shard: int) -> None:
-        """Resend every unacknowledged batch of ``shard``, in order, once it is back."""
-        pending = self.unconfirmed[shard] + [b for b, _ in self.inflight[shard]]
-        pending.sort(key=lambda b: b.prev)
-        self.inflight[shard].clear()
-        self.unconfirmed[shard] = []
-        actor = self.graph._shards[shard]
-        # a restarted shard forgot the frontier: hold its messages again until told more
-        _retrying(lambda: ray.get(actor.set_frontier.remote(self._frontier, True)))
-        for batch in pending:
-            if batch.items[-1][0] <= self.acked[shard]:
-                continue
-            applied, _ = _retrying(lambda b=batch: ray.get(actor.push.remote(b)))
-            self.acked[shard] = max(self.acked[shard], applied)
-            self.report.resent_batches += 1
-
-
-def _count_lines(path: Path) -> int:
-    with path.open("rb") as f:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-
-
-def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
-    """Run ``call``; while the actor is dead or restarting, wait for Ray to bring it back."""
-    for attempt in range(attempts):
-        try:
-            return call()
-        except ACTOR_ERRORS:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.1)
-    raise AssertionError("unreachable")
-
-
-def _import_class(path: str) -> type[Vertex]:
-    module_name, _, qualname = path.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ImportError(
-            f"vertex class {path} recorded in the log directory cannot be imported ({exc}); "
-            "pass vertex_types= to GraphCluster.open"
-        ) from exc
-    return obj  # type: ignore[no-any-return]
-
-
-class _NullProgress:
-    def __enter__(self) -> Callable[[int], None]:
-        return lambda n: None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-class _RichProgress:
-    def __init__(self, total: int | None, name: str) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            TextColumn("[bold]ingest[/] {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("updates"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-        )
-        self.task = self.progress.add_task(name, total=total)
-
-    def __enter__(self) -> Callable[[int], None]:
-        self.progress.start()
-        return lambda n: self.progress.update(self.task, completed=n)
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-
-class _CallbackProgress:
-    def __init__(self, callback: Callable[[int], None]) -> None:
-        self.callback = callback
-
-    def __enter__(self) -> Callable[[int], None]:
-        return self.callback
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-def _progress(
-    progress: bool | Callable[[int], None], total: int | None, name: str
-) -> _NullProgress | _RichProgress | _CallbackProgress:
-    if callable(progress):
-        return _CallbackProgress(progress)
-    return _RichProgress(total, name) if progress else _NullProgress()

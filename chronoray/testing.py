@@ -6,6 +6,12 @@
   truth to compare a graph with.
 * :func:`kill_shard` kills a shard actor's process (``SIGKILL``, no clean stop), the way a
   crash would.
+* :func:`kill_source` does the same to a source actor (it resumes from what was logged).
+* :class:`RayHead` runs a real ``ray start --head`` on loopback (own ports, own temp dir,
+  job server on) and submits ``ray job submit`` jobs to it; it is stopped by the pid it
+  started, never by ``ray stop`` (other Ray instances on the machine are left alone).
+* :func:`simulated_cluster` starts a multi-node cluster on this machine
+  (``ray.cluster_utils.Cluster``), each node labelled ``chronoray-node=n<i>``.
 * :class:`TokenVertex` and :func:`causality_violations` check that a past snapshot is a
   consistent cut: no vertex in it holds the effect of a message whose sending is not in it.
 """
@@ -14,6 +20,11 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -31,7 +42,12 @@ __all__ = [
     "TokenVertex",
     "causality_violations",
     "edge_oracle",
+    "RayHead",
+    "free_port",
     "kill_shard",
+    "kill_source",
+    "simulated_cluster",
+    "stop_started",
     "oracle_graph",
     "pair_counts",
     "pair_counts_between",
@@ -104,6 +120,170 @@ def kill_shard(graph: Any, shard: int) -> int:
     pid: int = ray.get(graph.shards[shard].pid.remote())
     os.kill(pid, signal.SIGKILL)
     return pid
+
+
+def kill_source(job: Any) -> int:
+    """SIGKILL the process of the source actor of ``job`` (an ``IngestJob``); returns the
+    pid. Ray restarts the actor, which resumes from what the shards logged."""
+    pid: int = ray.get(job.actor.pid.remote())
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def simulated_cluster(
+    nodes: int = 3,
+    *,
+    num_cpus: int = 1,
+    head_cpus: int | None = None,
+    object_store_memory: int = 96 * 1024 * 1024,
+    **head: Any,
+) -> Any:
+    """A ``ray.cluster_utils.Cluster`` of ``nodes`` nodes on this machine, node ``i``
+    labelled ``chronoray-node=n<i>`` (the head is ``n0``), each with ``num_cpus`` CPUs
+    (the head ``head_cpus``, if given); ``head`` adds head options (e.g.
+    ``include_dashboard=True`` for Ray's state API). Shut it down when done."""
+    from ray.cluster_utils import Cluster
+
+    from chronoray.placement import NODE_LABEL
+
+    def args(i: int) -> dict[str, Any]:
+        return {
+            "num_cpus": num_cpus,
+            "object_store_memory": object_store_memory,
+            "labels": {NODE_LABEL: f"n{i}"},
+        }
+
+    head_args = {"include_dashboard": False, **args(0), **head}
+    if head_cpus is not None:
+        head_args["num_cpus"] = head_cpus
+    cluster = Cluster(initialize_head=True, head_node_args=head_args)
+    for i in range(1, nodes):
+        cluster.add_node(**args(i))
+    cluster.wait_for_nodes()
+    return cluster
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stop_started(process: subprocess.Popen[Any], timeout: float = 90.0) -> None:
+    """Stop a ``ray start --block`` (or any) process this test started, by its pid: SIGTERM,
+    then wait until its process group (started with ``start_new_session=True``: only what
+    it started) is gone, SIGKILL to that group if it is not within ``timeout``."""
+    if process.poll() is None:
+        process.terminate()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:  # its raylet, GCS... end after it
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        process.poll()
+        time.sleep(0.5)
+    else:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(30)
+
+
+class RayHead:
+    """A real Ray head node on loopback: ``ray start --head --block`` with its own ports and
+    temp dir, the dashboard's job server on (``ray job submit``), token authentication
+    left on. ``PATH`` starts with this interpreter's ``bin`` so jobs find ``chronoray``.
+
+    Use as a context manager; :meth:`stop` sends SIGTERM to the process it started (and,
+    if that does not end it in time, SIGKILL to its process group, which holds only the
+    processes it started).
+    """
+
+    def __init__(self, num_cpus: int = 2, object_store_memory: int = 128 * 1024 * 1024) -> None:
+        self.port = free_port()
+        self.dashboard_port = free_port()
+        self.temp_dir = tempfile.mkdtemp(prefix="crh-", dir="/tmp")  # short: socket paths
+        self.address = f"127.0.0.1:{self.port}"
+        self.dashboard = f"http://127.0.0.1:{self.dashboard_port}"
+        self.env = dict(os.environ)
+        self.env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{self.env.get('PATH', '')}"
+        self.env["RAY_AUTH_MODE"] = "token"  # Ray's own CLI sends the token only if told
+        self.env.pop("RAY_ADDRESS", None)
+        ports = {
+            "--port": self.port,
+            "--dashboard-port": self.dashboard_port,
+            "--ray-client-server-port": free_port(),
+            "--node-manager-port": free_port(),
+            "--object-manager-port": free_port(),
+            "--dashboard-agent-listen-port": free_port(),
+            "--dashboard-agent-grpc-port": free_port(),
+            "--runtime-env-agent-port": free_port(),
+            "--metrics-export-port": free_port(),
+        }
+        self.command = [
+            str(Path(sys.executable).parent / "ray"),
+            "start",
+            "--head",
+            "--block",
+            "--node-ip-address=127.0.0.1",
+            "--dashboard-host=127.0.0.1",
+            "--include-dashboard=true",
+            "--disable-usage-stats",
+            f"--temp-dir={self.temp_dir}",
+            f"--num-cpus={num_cpus}",
+            f"--object-store-memory={object_store_memory}",
+            *(f"{flag}={port}" for flag, port in ports.items()),
+        ]
+        self.log = Path(self.temp_dir) / "ray-start.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 120.0) -> RayHead:
+        """Start the head and wait until its job server answers."""
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(
+                self.command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while self.run("ray", "job", "list", "--address", self.dashboard).returncode != 0:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"ray start --head did not come up: {self.log.read_text()}")
+            time.sleep(1.0)
+        return self
+
+    def run(self, *command: str, timeout: float = 600.0) -> subprocess.CompletedProcess[str]:
+        """Run ``command`` with the head's environment (``PATH``, token mode)."""
+        return subprocess.run(
+            list(command), env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+
+    def submit(self, *entrypoint: str, timeout: float = 600.0) -> subprocess.CompletedProcess[str]:
+        """``ray job submit`` ``entrypoint`` and wait for it (its output is the job's)."""
+        return self.run(
+            "ray",
+            "job",
+            "submit",
+            "--address",
+            self.dashboard,
+            "--",
+            *entrypoint,
+            timeout=timeout,
+        )
+
+    def stop(self, timeout: float = 90.0) -> None:
+        """Stop the head by the pid this object started."""
+        if self.process is not None:
+            stop_started(self.process, timeout)
+
+    def __enter__(self) -> RayHead:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 class TokenVertex(TemporalVertex):

@@ -52,10 +52,6 @@ class LiveLocalRuntime(LocalRuntime):
         super().__init__(num_shards, types, store_factory, **options)
         self._backend = LocalBackend(lambda: [c.observer for c in self.cores], self.wait_idle)
 
-    def wait_idle(self) -> None:
-        """Deliver every pending message and computation message."""
-        self.run_until_quiet()
-
     def start_computation(self, computation: Computation, id: str | None = None) -> LiveComputation:
         """Register an ephemeral computation on the running graph (see ``GraphCluster``)."""
         live = start_computation(self._backend, computation, id)

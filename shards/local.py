@@ -7,11 +7,11 @@ recovery -- can be tested in milliseconds without Ray.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from shards.core import Batch, ShardCore
+from shards.core import Batch, ShardCore, source_channel
+from shards.feed import Frontiers, SourceFeed
 from shards.logstore import LogStore, MemoryLogStore
 from shards.routing import shard_of
 from vertex.model import VertexTypes
@@ -55,7 +55,7 @@ class LocalRuntime:
         self.host_factory = host_factory
         self._stores: list[LogStore | None] = [self._factory(k) for k in range(num_shards)]
         self.cores = [self._new_core(k) for k in range(num_shards)]
-        self._sent: dict[tuple[str, int], int] = {}
+        self._frontiers = Frontiers()
 
     def _new_core(self, shard: int) -> ShardCore:
         core = ShardCore(
@@ -72,37 +72,41 @@ class LocalRuntime:
 
     def ingest(self, updates: Iterable[Update], source: str = "iterable") -> None:
         """Apply ``updates`` (stamped with ``(source, offset)`` if they are not) and run
-        until no message is pending."""
-        buffers: list[list[Update]] = [[] for _ in range(self.num_shards)]
-        latest = -math.inf
-        self._set_frontier(-math.inf, reset=True)
+        until no message is pending. Batching, ``prev`` positions and the frontier are
+        the :class:`~shards.feed.SourceFeed`'s, as for a Ray source actor."""
+        name = None
+        feed: SourceFeed | None = None
         for i, update in enumerate(updates, start=1):
             if update.offset < 0:
                 update = update.with_origin(source, i)
-            latest = max(latest, update.ts)
-            shard = shard_of(update.vertex, self.num_shards)
-            buffers[shard].append(update)
-            if len(buffers[shard]) >= self.batch_size:
-                batch, buffers[shard] = buffers[shard], []
-                unsent = [u.ts for b in buffers for u in b]
-                self._set_frontier(min(unsent, default=latest))
-                self.push(shard, batch)
-        for shard, buffered in enumerate(buffers):
-            if buffered:
-                self.push(shard, buffered)
-        self._set_frontier(math.inf)
+            if feed is None:
+                name = update.source
+                feed = self._feed(name)
+                self._set_frontier(self._frontiers.open(name))
+            for shard, batch in feed.offer(update):
+                self._push(feed, shard, batch)
+        if feed is not None:
+            for shard, batch in feed.flush():
+                self._push(feed, shard, batch)
+            self._set_frontier(self._frontiers.close(feed.source))
         self.run_until_quiet()
 
-    def _set_frontier(self, time: float, *, reset: bool = False) -> None:
-        for core in self.cores:
-            core.set_frontier(time, reset=reset)
+    def _feed(self, source: str) -> SourceFeed:
+        """A feed for ``source`` that resumes where the shards' logs say it stopped."""
+        channel = source_channel(source)
+        applied = [core.applied.get(channel, 0) for core in self.cores]
+        return SourceFeed(source, self.num_shards, self.batch_size, applied)
 
-    def push(self, shard: int, updates: list[Update]) -> None:
-        """Hand one batch of one source's updates to ``shard`` (like a source does)."""
-        key = (updates[0].source, shard)
-        batch = Batch.of_updates(updates, prev=self._sent.get(key, 0))
-        self._sent[key] = updates[-1].offset
-        self.cores[shard].handle(batch)
+    def _set_frontier(self, change: tuple[float, bool] | None) -> None:
+        if change is not None:
+            time, lowered = change
+            for core in self.cores:
+                core.set_frontier(time, reset=lowered)
+
+    def _push(self, feed: SourceFeed, shard: int, batch: Batch) -> None:
+        """Hand one batch to ``shard``, then move the frontier past what is applied."""
+        feed.ack(shard, self.cores[shard].handle(batch).applied)
+        self._set_frontier(self._frontiers.update(feed.source, feed.frontier))
         self.run_until_quiet()
 
     def run_until_quiet(self, max_rounds: int = 1_000_000) -> int:
@@ -150,6 +154,19 @@ class LocalRuntime:
             for src, record in core.vertices.items()
             for dst, props in record.out_edges.items()
         }
+
+    def wait_idle(self) -> None:
+        """Deliver every pending message (what ``GraphCluster.wait_idle`` waits for)."""
+        self.run_until_quiet()
+
+    def wait_until_complete(self, t: float, timeout: float = 120.0) -> None:
+        """Every update ingested is applied when :meth:`ingest` returns: nothing to wait for."""
+
+    def read_logs(
+        self, function: Callable[..., Any], args: dict[int, tuple[Any, ...]]
+    ) -> dict[int, Any]:
+        """``function(store, *args[k])`` on shard ``k``'s log for every ``k`` in ``args``."""
+        return {k: function(self.cores[k].store, *a) for k, a in args.items()}
 
     def close(self) -> None:
         """Close every log."""

@@ -51,7 +51,14 @@ def shard_actor_name(graph_id: str, shard: int) -> str:
 
 
 class ShardWorker:
-    """One shard as an async Ray actor. Create it with :meth:`remote_class`."""
+    """One shard as an async Ray actor (``ray.remote(ShardWorker)``).
+
+    ``namespace`` is the Ray namespace its peers are named in (``None``: the job's).
+    ``frontier_keeper`` names (``(name, namespace)``) an actor with a ``frontier()`` method
+    (the graph's controller): a restarted shard asks it for the sources' current frontier
+    before it sends anything. (A name, not a handle: Ray warns about actor handles among
+    the constructor arguments of a restartable actor.)
+    """
 
     def __init__(
         self,
@@ -67,8 +74,11 @@ class ShardWorker:
         max_pending: int = 200_000,
         max_batch: int = 20_000,
         host_factory: Callable[[], Any] | None = None,
+        namespace: str | None = None,
+        frontier_keeper: tuple[str, str] | None = None,
     ) -> None:
         self.graph_id = graph_id
+        self.namespace = namespace
         self.shard_id = shard_id
         self.num_shards = num_shards
         self.max_pending = max_pending
@@ -94,6 +104,10 @@ class ShardWorker:
         with warnings.catch_warnings():  # Ray's property warns about its own internals
             warnings.simplefilter("ignore")
             self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        if self.restarted and frontier_keeper is not None:
+            # a new core releases every message; hold back what the sources have not reached
+            keeper = ray.get_actor(frontier_keeper[0], namespace=frontier_keeper[1])
+            self.core.set_frontier(ray.get(keeper.frontier.remote()), reset=True)
 
     # -- calls ------------------------------------------------------------------------
 
@@ -126,6 +140,10 @@ class ShardWorker:
     async def pid(self) -> int:
         """The actor's process id (fault-injection tests kill it)."""
         return os.getpid()
+
+    async def node(self) -> str:
+        """The id of the Ray node this shard runs on (tasks reading its log go there)."""
+        return ray.get_runtime_context().get_node_id()
 
     async def stats(self, pending_time: bool = False) -> dict[str, Any]:
         """The core's counters plus whether this process is a restarted instance; with
@@ -259,5 +277,6 @@ class ShardWorker:
 
     def _peer(self, dest: int) -> Any:
         if self._peers[dest] is None:
-            self._peers[dest] = ray.get_actor(shard_actor_name(self.graph_id, dest))
+            name = shard_actor_name(self.graph_id, dest)
+            self._peers[dest] = ray.get_actor(name, namespace=self.namespace)
         return self._peers[dest]

@@ -141,19 +141,23 @@ def _build_part(
 
 def build_snapshot(
     shard_paths: list[str],
-    node_id: str,
+    node_id: str | list[str],
     meta: SnapshotMeta,
     *,
     clock: tuple[int, ...] | None = None,
     at: float | None = None,
     since: float | None = None,
 ) -> Snapshot:
-    """Rebuild every shard's part in parallel (one task per shard, on ``node_id``)."""
+    """Rebuild every shard's part in parallel (one task per shard, on ``node_id``, or on
+    ``node_id[shard]`` when the logs are on several nodes)."""
     started = time.perf_counter()
-    strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else node_id
     vertex_refs, edge_refs, stat_refs = [], [], []
     for shard, path in enumerate(shard_paths):
-        v, e, s = _build_part.options(scheduling_strategy=strategy).remote(
+        strategy = NodeAffinitySchedulingStrategy(nodes[shard], soft=False)
+        # no CPU reserved: the task must run where the log is, and long-lived actors (e.g.
+        # Spark executors) may hold every CPU of that node
+        v, e, s = _build_part.options(scheduling_strategy=strategy, num_cpus=0).remote(
             path, shard, clock, at, since
         )
         vertex_refs.append(v)
@@ -186,5 +190,7 @@ def read_log(path: str, node_id: str, function: Any, *args: Any, **kwargs: Any) 
     read-only handle of the log at ``path``; returns its result."""
     strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
     return ray.get(
-        _with_log.options(scheduling_strategy=strategy).remote(path, function, args, kwargs)
+        _with_log.options(scheduling_strategy=strategy, num_cpus=0).remote(
+            path, function, args, kwargs
+        )
     )

@@ -10,14 +10,19 @@ Facts this module relies on (RayDP 1.6.5, Spark 3.5.7, Ray 2.60, JDK 17), measur
 * Ray -> Spark (``Dataset.to_spark``) runs Python in the executor: ``PYSPARK_PYTHON`` must be
   this interpreter.
 * ``init_spark`` takes ~10 s: the session is started once and reused; it is stopped at exit.
+* The JVM writes its start-up lines and log4j warnings to the standard error it inherits:
+  ``log_file`` gives it a file instead, so they stay out of the user's terminal.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -61,6 +66,7 @@ def spark_session(
     executor_cores: int = 1,
     executor_memory: str = "1g",
     shuffle_partitions: int = 4,
+    log_file: str | Path | None = None,
 ) -> Any:
     """The process's Spark session on the current Ray cluster, started on first use.
 
@@ -68,6 +74,7 @@ def spark_session(
     ``executor_cores`` free CPUs. Ray must be initialised already (``GraphCluster`` does
     it; ``GraphCluster.spark()`` sizes the session from its ``Config``). Later calls return
     the same session whatever their arguments; :func:`stop_spark` (also run at exit) ends it.
+    ``log_file``: where the JVM's own output goes (default: this process's stderr).
     """
     global _session
     if _session is not None:
@@ -86,17 +93,39 @@ def spark_session(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }
-    _session = raydp.init_spark(
-        _APP_NAME,
-        num_executors=executors,
-        executor_cores=executor_cores,
-        executor_memory=executor_memory,
-        fault_tolerant_mode=True,
-        configs=configs,
-    )
+    with _stderr_to(log_file):  # the JVM starts now and keeps the stderr it gets
+        _session = raydp.init_spark(
+            _APP_NAME,
+            num_executors=executors,
+            executor_cores=executor_cores,
+            executor_memory=executor_memory,
+            fault_tolerant_mode=True,
+            configs=configs,
+        )
     _session.sparkContext.setLogLevel("ERROR")
     atexit.register(stop_spark)
     return _session
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str | Path | None) -> Iterator[None]:
+    """Point file descriptor 2 at ``path`` (appending) for the block; processes started
+    meanwhile keep it."""
+    if path is None:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
 
 
 def stop_spark(timeout: float = 30.0) -> None:

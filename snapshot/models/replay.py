@@ -27,6 +27,7 @@ import pyarrow as pa
 from shards.codec import decode_command, decode_event
 from shards.core import replay_event
 from shards.logstore import LogName, LogStore
+from shards.routing import shard_of
 from snapshot.models.result import ModelResult
 from snapshot.reconstruct import start_checkpoint
 from snapshot.tables import rows_to_table
@@ -113,10 +114,16 @@ def replay(
     lo = -math.inf if t0 is None else t0
     hi = math.inf if t1 is None else t1
     chosen = None if vertices is None else list(vertices)
-    if hasattr(graph, "cores"):
-        parts = [replay_log(core.store, fold, initial, lo, hi, chosen) for core in graph.cores]
+    if chosen is not None:
+        owned: dict[int, list[Any]] = {}
+        for v in chosen:
+            owned.setdefault(shard_of(v, graph.num_shards), []).append(v)
+        args = {k: (fold, initial, lo, hi, vs) for k, vs in owned.items()}
     else:
-        parts = _replay_on_ray(graph, fold, initial, lo, hi, chosen)
+        args = {k: (fold, initial, lo, hi, None) for k in range(graph.num_shards)}
+    if math.isfinite(hi):
+        graph.wait_until_complete(hi, 120.0)
+    parts = [part for _, part in sorted(graph.read_logs(replay_log, args).items())]
     rows = [{"id": vid, "result": r} for results, _ in parts for vid, r in results.items()]
     table = rows_to_table(rows, ("id",)) if rows else pa.table({"id": pa.array([], pa.int64())})
     table = table.sort_by("id") if table.num_rows else table
@@ -128,40 +135,3 @@ def replay(
         [{"step": k, "entries": n} for k, (_, n) in enumerate(parts)],
         {"entries": sum(n for _, n in parts)},
     )
-
-
-def _replay_on_ray(
-    graph: Any, fold: ReplayFunction, initial: Any, t0: float, t1: float, chosen: Any
-) -> list[tuple[dict[Any, Any], int]]:
-    import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from shards.logstore import RocksLogStore
-    from shards.routing import shard_of
-
-    @ray.remote
-    def replay_shard(path: str, shard_vertices: Any) -> tuple[dict[Any, Any], int]:
-        store = RocksLogStore(path, read_only=True)
-        try:
-            return replay_log(store, fold, initial, t0, t1, shard_vertices)
-        finally:
-            store.close()
-
-    if math.isfinite(t1):
-        graph.wait_until_complete(t1, 120.0)
-    strategy = NodeAffinitySchedulingStrategy(graph.log_node_id, soft=False)
-    refs = []
-    for shard in range(graph.num_shards):
-        mine = (
-            None
-            if chosen is None
-            else [v for v in chosen if shard_of(v, graph.num_shards) == shard]
-        )
-        if mine == []:
-            continue
-        refs.append(
-            replay_shard.options(scheduling_strategy=strategy).remote(
-                graph.shard_log_path(shard), mine
-            )
-        )
-    return ray.get(refs)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,9 +9,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import shards.progress as shards_progress
+from shards.progress import Reporter
+
 __all__ = ["ModelResult", "Progress", "progress_reporter"]
 
-Progress = bool | Callable[[dict[str, Any]], None]
+Progress = shards_progress.Progress
 """``False``: quiet; ``True``: a rich progress bar; a callable: called with a dict of
 figures (``step``, ``seconds`` and the model's own counters) after every step."""
 
@@ -62,49 +64,22 @@ class ModelResult:
         return out
 
 
-class _Quiet:
-    def __call__(self, figures: dict[str, Any]) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-class _Callback(_Quiet):
-    def __init__(self, callback: Callable[[dict[str, Any]], None]) -> None:
-        self.callback = callback
-
-    def __call__(self, figures: dict[str, Any]) -> None:
-        self.callback(figures)
+def _figures_text(figures: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+        for k, v in figures.items()
+        if k != "step" and not isinstance(v, dict | list)
+    )
 
 
-class _Rich(_Quiet):
-    def __init__(self, name: str, total: int | None) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        self.progress = Progress(
-            TextColumn(f"[bold]{name}[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.description}"),
-        )
-        self.task = self.progress.add_task("", total=total)
-        self.progress.start()
-
-    def __call__(self, figures: dict[str, Any]) -> None:
-        shown = ", ".join(
-            f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-            for k, v in figures.items()
-            if k != "step" and not isinstance(v, dict | list)
-        )
-        self.progress.update(self.task, completed=figures["step"] + 1, description=shown)
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-def progress_reporter(progress: Progress, name: str, total: int | None) -> _Quiet:
-    """A reporter to call with each step's figures, then ``close()``."""
-    if callable(progress):
-        return _Callback(progress)
-    return _Rich(name, total) if progress else _Quiet()
+def progress_reporter(progress: Progress, name: str, total: int | None) -> Reporter:
+    """A reporter to call with each step's figures, then ``close()`` (the bar of
+    :mod:`shards.progress`, positioned at the step)."""
+    return shards_progress.progress_reporter(
+        progress,
+        name,
+        total,
+        unit="steps",
+        completed=lambda figures: figures["step"] + 1,
+        describe=_figures_text,
+    )

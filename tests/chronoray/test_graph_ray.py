@@ -73,7 +73,7 @@ def test_killed_shards_under_load_lose_nothing(ray_session, tmp_path, college):
             killed.append(kill_shard(g, len(killed) % 2))
 
     with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g"), batch_size=1000) as g:
-        report = g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=chaos)
+        report = g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=chaos, in_driver=True)
         assert len(killed) == 2
         stats = g.stats()
         assert all(s["restarted"] for s in stats.shards)
@@ -164,11 +164,11 @@ def test_cli_ingest_stats_vertex_inspect(ray_session, tmp_path):
     assert result.exit_code == 0, result.output
     import json
 
-    stats = json.loads(result.output)
+    stats = json.loads(result.stdout)
     assert (stats["vertices"], stats["edges"]) == (5881, 35592)
     result = runner.invoke(main, ["vertex", "1", "--log-dir", log_dir, "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["type"] == "TemporalVertex"
+    assert json.loads(result.stdout)["type"] == "TemporalVertex"
     result = runner.invoke(main, ["vertex", "123456789", "--log-dir", log_dir])
     assert result.exit_code == 1
     result = runner.invoke(
@@ -187,7 +187,7 @@ def test_cli_ingest_stats_vertex_inspect(ray_session, tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in result.output.splitlines()]
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["wc"] for r in rows] == [1, 2, 3]
 
 

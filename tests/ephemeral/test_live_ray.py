@@ -92,7 +92,7 @@ def test_cli_live_and_subscribe(ray_session, tmp_path):
         main, ["subscribe", "--log-dir", log_dir, "--vertex", lines[0].split()[0], "--json"]
     )
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in result.output.splitlines()]
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
     sent = sum(1 for line in lines if line.split()[0] == lines[0].split()[0])
     assert [r["clock"] for r in rows] == list(range(1, len(rows) + 1)) and len(rows) >= sent
     assert rows[0]["old_state"] is None

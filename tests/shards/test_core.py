@@ -128,7 +128,8 @@ def test_crash_with_undelivered_messages_loses_nothing(college, college_updates)
     for u in college_updates[half:]:
         by_shard[shard_of(u.vertex, 2)].append(u)
     # shard 0 logs its part (its edge notices wait in its outbox) and crashes
-    rt.cores[0].handle(Batch.of_updates(by_shard[0], prev=rt._sent.get(("iterable", 0), 0)))
+    applied = rt.cores[0].applied.get("src:iterable", 0)
+    rt.cores[0].handle(Batch.of_updates(by_shard[0], prev=applied))
     assert rt.cores[0].pending(1) > 0
     rt.crash(0)
     assert rt.cores[0].pending(1) > 0  # rebuilt from the log

@@ -69,28 +69,21 @@ def test_snapshot_during_ingestion_equals_after(ray_session, tmp_path, college):
     t = float(lines[15000].split()[2])
     during: list = []
 
+    late = float(lines[-1].split()[2])
+    refused: list = []
+
     def take(batches: int) -> None:
         if batches == 20 and not during:  # about 40,000 lines read by now
             during.append(g.snapshot(at=t))
+            with pytest.raises(cr.SnapshotNotReady, match="has only read up to") as refusal:
+                g.snapshot(at=late, timeout=1)  # the source has not read that far yet
+            refused.append(refusal)
 
     with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g"), batch_size=2000) as g:
-        g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=take)
-        assert during, "the callback took no snapshot"
+        g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=take, in_driver=True)
+        assert during and refused, "the callback took no snapshot"
         after = g.snapshot(at=t)
         assert _snap_counts(during[0]) == _snap_counts(after) == pair_counts_between(college, t)
-        late = float(lines[-1].split()[2])
-        with pytest.raises(cr.SnapshotNotReady):
-            g._feeder = _Reading(late)  # a source still reading before `late`
-            g.snapshot(at=late, timeout=1)
-        g._feeder = None
-
-
-class _Reading:
-    """Stands for a source that has read only up to ``max_ts`` so far."""
-
-    def __init__(self, max_ts: float) -> None:
-        self.max_ts = max_ts - 1
-        self.ordered = True
 
 
 def test_cuts_with_cross_shard_messages_are_consistent(ray_session, tmp_path):
@@ -139,5 +132,5 @@ def test_retrospection_and_cli(ray_session, tmp_path, college):
         main, ["history", "9", "--log-dir", str(log_dir), "--to", str(t), "--json"]
     )
     assert result.exit_code == 0, result.output
-    states = [json.loads(line) for line in result.output.splitlines()]
+    states = [json.loads(line) for line in result.stdout.splitlines()]
     assert states[-1]["state"]["sent"] == 101

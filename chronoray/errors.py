@@ -1,0 +1,60 @@
+"""The errors chronoray reports to people in one line (the CLI prints them as such).
+
+This module imports nothing heavy, so the command line can name them before Ray loads.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClusterUnreachable",
+    "GraphExists",
+    "GraphNotFound",
+    "LogDirInUse",
+    "ShardsUnavailable",
+    "SnapshotNotReady",
+    "SourceBusy",
+    "USER_ERRORS",
+]
+
+
+class SnapshotNotReady(RuntimeError):
+    """A time cut was asked for a time whose updates are not all logged yet."""
+
+
+class GraphNotFound(LookupError):
+    """No graph of that name runs in the Ray cluster."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class GraphExists(ValueError):
+    """A graph of that name runs already."""
+
+
+class LogDirInUse(RuntimeError):
+    """Another graph has the log directory open."""
+
+
+class ShardsUnavailable(RuntimeError):
+    """Shards cannot run: their log's node is not in the cluster."""
+
+
+class SourceBusy(ValueError):
+    """A source of that name is feeding the graph already."""
+
+
+class ClusterUnreachable(ConnectionError):
+    """No Ray cluster answers at the address given."""
+
+
+USER_ERRORS = (
+    ClusterUnreachable,
+    GraphExists,
+    GraphNotFound,
+    LogDirInUse,
+    ShardsUnavailable,
+    SnapshotNotReady,
+    SourceBusy,
+)
+"""Errors about what the user asked for, reported as one line without a traceback."""
