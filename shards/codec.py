@@ -51,11 +51,8 @@ length, entry ``i`` has worker clock ``first + i``):
 
 ``commands`` block (a dict): the message each execution handled.
     ``first``; ``runs``: a list of ``(channel, items)``, the entries' messages in order,
-    grouped by the channel they came from (``src:<source>`` or ``shard:<k>``); each item
-    is ``(position on the channel, (kind, vertex, sender, payload, ts))`` with ``kind`` one
-    of the ``K_*`` constants below and ``sender`` ``None`` for stream updates. A stream
-    update's payload is stored without what the item already holds, as ``(update kind,
-    dst, props, vertex_type)`` (see :func:`update_to_plain` for the full form).
+    grouped by the channel they came from (``src:<source>`` or ``shard:<k>``), each item
+    ``(position on the channel, message)`` exactly as it arrived (see below).
 
 ``clocks`` block header (a dict): ``first``; ``min_time``/``max_time`` of its entries'
     times; ``frontier`` (the source frontier the shard had been told); ``vectors`` (list
@@ -68,12 +65,20 @@ length, entry ``i`` has worker clock ``first + i``):
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 2, "shard": k, "num_shards": n}``; ``cursor`` =
+``meta``: ``manifest`` = ``{"format": 2, "shard": k, "num_shards": n}``; ``schema`` =
+    ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
+    kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
+    log ever recorded under that key (ints and floats together are ``"float"``, other
+    mixes ``"json"``), so that snapshot tables of any cut have the same columns and types;
+    ``cursor`` =
     ``{"applied": {channel: position}, "next_seq": [...], "acked": [...], "floor": wc}``
     (written with every block; ``floor`` is the first entry whose messages may be
     unacknowledged); ``checkpoints`` = list of ``(wc, max_time)``.
 
-Messages travel between shards as tuples ``(kind, dst, src, payload, ts)``.
+Messages travel (and are logged) as tuples ``(kind, dst, src, payload, ts)``: ``kind`` is
+one of the ``K_*`` constants; a stream update (``K_UPDATE``, ``src`` ``None``) has the
+payload ``(update kind, dst, props, vertex_type)`` and its source and offset are its
+channel (``src:<source>``) and position (:func:`update_messages`).
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from vertex.records import Update, UpdateKind, VertexId
@@ -103,6 +109,8 @@ __all__ = [
     "BlockHeader",
     "Manifest",
     "Cursor",
+    "Schema",
+    "value_kind",
     "CheckpointColumns",
     "encode_events",
     "decode_events",
@@ -118,6 +126,9 @@ __all__ = [
     "decode_cursor",
     "encode_manifest",
     "decode_manifest",
+    "encode_schema",
+    "decode_schema",
+    "update_messages",
     "update_to_plain",
     "update_from_plain",
 ]
@@ -147,7 +158,6 @@ KIND_NAMES = {
 Message = tuple[int, VertexId, "VertexId | None", Any, float]
 
 _PROTOCOL = 5
-_KIND_VALUES = {kind: kind.value for kind in UpdateKind}  # a plain str (enum .value is slow)
 _dumps = pickle.dumps
 _loads = pickle.loads
 
@@ -238,7 +248,13 @@ def encode_events(
         "seq0": block.seq0,
     }
     if sends:
-        value["sends"] = _dumps({i: _refer(block, i, s) for i, s in sends.items()}, _PROTOCOL)
+        edge, several = block.edge, block.edges
+        referring = [i for i in sends if edge[i] is not None or i in several]
+        if referring:
+            sends = dict(sends)
+            for i in referring:
+                sends[i] = _refer(block, i, sends[i])
+        value["sends"] = _dumps(sends, _PROTOCOL)
     for name in ("edges", "created", "deleted", "failed", "dropped"):
         if getattr(block, name):
             value[name] = getattr(block, name)
@@ -247,6 +263,12 @@ def encode_events(
 
 def _refer(block: EventBlock, i: int, sends: tuple[Send, ...]) -> tuple[Send, ...]:
     """Edge notices whose payload is the props the entry set on that edge refer to it."""
+    edge = block.edge[i]
+    if edge is not None and len(sends) == 1:  # the common case: one edge, its notice
+        dest, kind, dst, payload = sends[0]
+        if dst == edge[0] and payload is not None and payload is edge[1]:
+            return ((dest, kind, dst),)
+        return sends
     props = dict(block.edge_ops(i))
     if not props:
         return sends
@@ -304,24 +326,20 @@ class CommandEntry(NamedTuple):
 
 def encode_commands(first: int, runs: list[tuple[str, list[tuple[int, Message]]]]) -> bytes:
     """One ``commands`` value from the runs of ``(position, message)`` items applied per
-    channel, in order (stream updates as :class:`~vertex.records.Update`)."""
-    out = []
-    for channel, items in runs:
-        if channel.startswith("src:"):
-            items = [(p, _compact_message(p, m)) for p, m in items]
-        out.append((channel, items))
-    return _dumps({"first": first, "runs": out}, _PROTOCOL)
+    channel, in order (messages are plain tuples already: nothing to convert)."""
+    return _dumps({"first": first, "runs": runs}, _PROTOCOL)
 
 
 def decode_commands(data: bytes) -> list[CommandEntry]:
-    """Inverse of :func:`encode_commands`: one :class:`CommandEntry` per entry."""
+    """Inverse of :func:`encode_commands`: one :class:`CommandEntry` per entry, a stream
+    update's payload in its full plain form (:func:`update_to_plain`)."""
     v = _loads(data)
     out = []
     wc = v["first"]
     for channel, items in v["runs"]:
         source = channel.removeprefix("src:")
         for position, (kind, vid, sender, payload, ts) in items:
-            if kind == K_UPDATE and len(payload) == 4:
+            if kind == K_UPDATE:
                 u_kind, dst, props, vtype = payload
                 payload = (u_kind, vid, ts, dst, props, vtype, source, position)
             out.append(CommandEntry(wc, vid, kind, sender, payload, ts, channel, position))
@@ -329,20 +347,26 @@ def decode_commands(data: bytes) -> list[CommandEntry]:
     return out
 
 
-def _compact_message(position: int, message: Message) -> Message:
-    kind, vid, sender, payload, ts = message
-    if kind != K_UPDATE:
-        return message
-    return (kind, vid, sender, _compact_update(payload, vid, ts, position), ts)
+# the kind member's own str: enum hashing and .value are Python-level, and slow
+_PAYLOAD = attrgetter("offset", "vertex", "kind._value_", "dst", "props", "vertex_type", "ts")
 
 
-def _compact_update(update: Update, vertex: VertexId, ts: float, position: int) -> tuple[Any, ...]:
-    """A stream update without what its command row already holds (vertex, time, source
-    and offset), or the full plain tuple if they differ."""
-    if update.vertex == vertex and update.ts == ts and update.offset == position:
-        props = update.props if type(update.props) is dict else dict(update.props)
-        return (_KIND_VALUES[update.kind], update.dst, props, update.vertex_type)
-    return update_to_plain(update)
+def update_messages(updates: list[Update]) -> list[tuple[int, Message]]:
+    """Stream updates as ``(offset, message)`` items: ``(K_UPDATE, vertex, None, (kind,
+    dst, props, vertex_type), ts)``. The source and offset travel as the batch's channel
+    and the item's position, so the message holds only what they do not say.
+
+    >>> update_messages([Update.add_edge(1, 2, 5.0, w=1).with_origin("s", 7)])
+    [(7, (0, 1, None, ('add_edge', 2, {'w': 1}, None), 5.0))]
+    """
+    return [
+        (offset, (K_UPDATE, vertex, None, (kind, dst, _plain_props(props), vtype), ts))
+        for offset, vertex, kind, dst, props, vtype, ts in map(_PAYLOAD, updates)
+    ]
+
+
+def _plain_props(props: Any) -> dict[str, Any]:
+    return props if type(props) is dict else dict(props)
 
 
 def update_to_plain(update: Update) -> tuple[Any, ...]:
@@ -535,3 +559,83 @@ def decode_manifest(data: bytes, where: str) -> Manifest:
             f"{FORMAT_VERSION} only (re-ingest the data into a new log directory)"
         )
     return found
+
+
+# -- schema --------------------------------------------------------------------------------
+
+_KINDS = {int: "int", float: "float", bool: "bool", str: "str"}
+
+
+def value_kind(value: Any) -> str:
+    """The column kind of a value: ``int``, ``float``, ``bool``, ``str`` or ``json``.
+
+    >>> [value_kind(v) for v in (1, 2.5, True, "a", [1], None)]
+    ['int', 'float', 'bool', 'str', 'json', 'json']
+    """
+    return _KINDS.get(type(value), "json")
+
+
+def _widen(kind: str | None, other: str) -> str:
+    if kind is None or kind == other:
+        return other
+    if {kind, other} == {"int", "float"}:
+        return "float"
+    return "json"
+
+
+class Schema(NamedTuple):
+    """The columns a shard's states and edges ever had, with their kinds (see the module
+    doc), and whether vertex ids were all ints (``ids``: ``"int"``) or not (``"str"``)."""
+
+    ids: str
+    vertex: dict[str, str]
+    edge: dict[str, str]
+
+    @classmethod
+    def empty(cls) -> Schema:
+        """The schema of a log with nothing in it."""
+        return cls("int", {}, {})
+
+    def merge(self, other: Schema) -> Schema:
+        """The union of two schemas (kinds widened where they differ).
+
+        >>> a = Schema("int", {"n": "int"}, {})
+        >>> a.merge(Schema("int", {"n": "float", "s": "str"}, {"w": "int"}))
+        Schema(ids='int', vertex={'n': 'float', 's': 'str'}, edge={'w': 'int'})
+        """
+        vertex, edge = dict(self.vertex), dict(self.edge)
+        for mine, theirs in ((vertex, other.vertex), (edge, other.edge)):
+            for key, kind in theirs.items():
+                mine[key] = _widen(mine.get(key), kind)
+        ids = "int" if self.ids == other.ids == "int" else "str"
+        return Schema(ids, vertex, edge)
+
+    def note(self, seen: dict[str, type], column: str, values: dict[str, Any]) -> bool:
+        """Record the kinds of ``values`` (a state delta or edge props) in ``column``
+        (``"vertex"`` or ``"edge"``); ``seen`` caches the Python type last seen per key so
+        the common case costs one lookup per key. Returns whether the schema changed."""
+        kinds = self.vertex if column == "vertex" else self.edge
+        changed = False
+        for key, value in values.items():
+            t = type(value)
+            if seen.get(key) is t:
+                continue
+            seen[key] = t
+            kind = _widen(kinds.get(key), value_kind(value))
+            if kinds.get(key) != kind:
+                kinds[key] = kind
+                changed = True
+        return changed
+
+
+def encode_schema(schema: Schema) -> bytes:
+    """The ``schema`` meta value."""
+    return _dumps(schema._asdict(), _PROTOCOL)
+
+
+def decode_schema(data: bytes | None) -> Schema:
+    """Inverse of :func:`encode_schema` (``None``: :meth:`Schema.empty`)."""
+    if data is None:
+        return Schema.empty()
+    v = _loads(data)
+    return Schema(v["ids"], dict(v["vertex"]), dict(v["edge"]))

@@ -62,7 +62,9 @@ from shards.codec import (
     LogFormatError,
     Manifest,
     Message,
+    Schema,
     decode_cursor,
+    decode_schema,
     encode_checkpoint,
     encode_checkpoint_list,
     encode_commands,
@@ -70,6 +72,8 @@ from shards.codec import (
     encode_events,
     encode_header,
     encode_manifest,
+    encode_schema,
+    update_messages,
 )
 from shards.logstore import LogBatch, LogName, LogStore
 from shards.observe import ShardObserver, VertexChange, VertexView
@@ -78,6 +82,7 @@ from shards.replay import (
     CHECKPOINTS_KEY,
     CURSOR_KEY,
     MANIFEST_KEY,
+    SCHEMA_KEY,
     LogReplay,
     ShardCheckpoint,
     checkpoint_list,
@@ -109,6 +114,10 @@ _EDGE_CLEANUP = (K_EDGE_REJECTED, K_TARGET_DELETED)
 _NO_CREATE = (K_EDGE_REJECTED, K_TARGET_DELETED, K_EDGE_REMOVED, K_EDGE_UPDATED)
 _ERRORS_KEPT = 100
 _EDGE_UPDATES = (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
+_GONE_UPDATES = frozenset(
+    k.value for k in (UpdateKind.REMOVE_VERTEX, UpdateKind.REMOVE_EDGE, UpdateKind.UPDATE_EDGE)
+)
+_KIND_OF = {kind.value: kind for kind in UpdateKind}
 
 list_shard_checkpoints = checkpoint_list
 
@@ -146,7 +155,8 @@ class Batch:
 
     ``side`` holds the sender's unlogged observer items (ephemeral messages): they ride
     along with the logged items but are never logged, numbered or acknowledged (see
-    :mod:`shards.observe`). A batch with only side items has no ``items`` and no vector."""
+    :mod:`shards.observe`). A batch with only side items has no ``items`` and no vector.
+    Messages are plain tuples (see :mod:`shards.codec`), so a batch pickles fast."""
 
     channel: str
     prev: int
@@ -159,8 +169,7 @@ class Batch:
         """A batch of stream updates of one source (stamped with ``(source, offset)``)."""
         if not updates:
             raise ValueError("empty batch")
-        items = [(u.offset, (K_UPDATE, u.vertex, None, u, u.ts)) for u in updates]
-        return cls(source_channel(updates[0].source), prev, items)
+        return cls(source_channel(updates[0].source), prev, update_messages(updates))
 
 
 @dataclass(slots=True)
@@ -288,9 +297,10 @@ class _Block:
         self.vectors: list[tuple[int, tuple[int, ...]]] = []
         self.seq0 = seq0
 
-    def encode(self, frontier: float, cursor: bytes) -> LogBatch:
+    def encode(self, frontier: float, cursor: bytes, schema: _SchemaTracker) -> LogBatch:
         vertex, clock, time, state, edge, ins = zip(*self.events, strict=True)
         last = self.first + len(vertex) - 1
+        new_schema = schema.note(vertex, state, edge, self.edges, self.created)
         events = EventBlock(
             self.first,
             vertex,  # type: ignore[arg-type]
@@ -308,14 +318,62 @@ class _Block:
             self.dropped,
         )
         header = BlockHeader(self.first, last, min(time), max(time), frontier, self.vectors)
+        meta = {CURSOR_KEY: cursor}
+        if new_schema is not None:
+            meta[SCHEMA_KEY] = new_schema
         return LogBatch(
             {
                 LogName.COMMANDS: [(last, encode_commands(self.first, self.runs))],
                 LogName.EVENTS: [(last, encode_events(events, self.sends))],
                 LogName.CLOCKS: [(last, encode_header(header))],
             },
-            {CURSOR_KEY: cursor},
+            meta,
         )
+
+
+class _SchemaTracker:
+    """The kinds of every state key and edge property this shard ever logged (see
+    :class:`~shards.codec.Schema`), noted block by block; the common case -- a key
+    whose value has the same Python type as last time -- costs one lookup."""
+
+    __slots__ = ("schema", "_vertex", "_edge")
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self._vertex: dict[str, type] = {}
+        self._edge: dict[str, type] = {}
+
+    def note(
+        self,
+        vertex: tuple[VertexId, ...],
+        states: tuple[dict[str, Any] | None, ...],
+        edge: tuple[tuple[VertexId, dict[str, Any] | None] | None, ...],
+        edges: dict[int, tuple[tuple[VertexId, dict[str, Any] | None], ...]],
+        created: dict[int, str],
+    ) -> bytes | None:
+        """Note a block's columns; the encoded schema if it changed, else ``None``."""
+        schema = self.schema
+        changed = False
+        seen = self._vertex
+        for delta in states:
+            if delta:
+                for key, value in delta.items():
+                    if seen.get(key) is not type(value):
+                        changed |= schema.note(seen, "vertex", {key: value})
+        seen = self._edge
+        for one in edge:
+            if one is not None and one[1] is not None:
+                for key, value in one[1].items():
+                    if seen.get(key) is not type(value):
+                        changed |= schema.note(seen, "edge", {key: value})
+        for ops in edges.values():
+            for _, props in ops:
+                if props is not None:
+                    changed |= schema.note(seen, "edge", props)
+        if schema.ids == "int" and any(type(vertex[i]) is not int for i in created):
+            self.schema = schema = schema._replace(ids="str")
+            changed = True
+        return encode_schema(schema) if changed else None
 
 
 class ShardCore:
@@ -366,6 +424,7 @@ class ShardCore:
         self._vector_grew = False
         self._route: dict[VertexId, int] = {}
         self._plans: dict[str, tuple[Vertex, DirectHooks]] = {}
+        self._schema = _SchemaTracker(Schema.empty())
         self._observer: ShardObserver | None = None
         self._side_inflight = [0] * num_shards
         if store is not None:
@@ -423,7 +482,13 @@ class ShardCore:
         """Apply ``batch`` (and any buffered successors on its channel), log, release sends.
 
         Side items are handed to the observer after the logged items (at once if the
-        logged items wait in the reorder buffer)."""
+        logged items wait in the reorder buffer). The cyclic garbage collector pauses
+        meanwhile: a batch's many short-lived objects would otherwise be scanned again and
+        again while they are alive (cycles user code makes are collected right after)."""
+        with paused_gc():
+            return self._handle(batch)
+
+    def _handle(self, batch: Batch) -> HandleResult:
         channel = batch.channel
         applied = self.applied.get(channel, 0)
         if not batch.items:
@@ -611,7 +676,7 @@ class ShardCore:
             return
         try:
             run = self._start(kind, vid, record, sender, payload, ts)
-            _HANDLERS[kind](run, sender, payload)
+            _HANDLERS[kind](run, sender, payload, ts)
             if run.ctx is not None:
                 _settle(run, block is not None)
             messages = self._messages(run, kind) if run.emits() else None
@@ -797,7 +862,7 @@ class ShardCore:
 
     def _write(self, block: _Block, released: list[tuple[int, int, Message, int]]) -> None:
         """Log the block (one atomic write) and, when one is due, a shard checkpoint."""
-        log = block.encode(self.frontier, self._cursor(released))
+        log = block.encode(self.frontier, self._cursor(released), self._schema)
         if self._checkpoint_due():
             wc = self._wc
             log.entries[LogName.CHECKPOINTS] = [(wc, self._shard_checkpoint())]
@@ -885,6 +950,7 @@ class ShardCore:
         raw = store.get_meta(CURSOR_KEY)
         if raw is None:
             return
+        self._schema = _SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
         cursor = decode_cursor(raw)
         self.applied = dict(cursor.applied)
         for box, next_seq, acked in zip(self._outboxes, cursor.next_seq, cursor.acked, strict=True):
@@ -924,33 +990,32 @@ class ShardCore:
 # else the class's own hook with a Context.
 
 
-def _on_update(run: _Run, sender: VertexId | None, update: Update) -> None:
-    kind = update.kind
+def _on_update(run: _Run, sender: VertexId | None, update: tuple[Any, ...], ts: float) -> None:
+    kind_value, dst, props, _ = update
+    kind = _KIND_OF[kind_value]
     if kind in _EDGE_UPDATES:
         direct = run.direct.edge_event
         if direct is None or run.ctx is not None:
-            ctx = run.context()
-            run.behavior.on_edge_event(ctx, kind, update.dst, update.ts, update.props)  # type: ignore[arg-type]
+            run.behavior.on_edge_event(run.context(), kind, dst, ts, props)
             return
-        dst = update.dst
         record = run.record
         changes, edge = direct(
-            run.vid, record.state, record.out_edges.get(dst), kind, dst, update.ts, update.props
+            run.vid, record.state, record.out_edges.get(dst), kind, dst, ts, props
         )
         run.change_state(changes)
-        run.edge_ops = ((dst, edge),)  # type: ignore[assignment]
+        run.edge_ops = ((dst, edge),)
     elif kind is UpdateKind.ADD_VERTEX:
         if not run.created:
-            run.context().state.update(update.props)
+            run.context().state.update(props)
     elif kind is UpdateKind.REMOVE_VERTEX:
         ctx = run.context()
         run.behavior.on_delete(ctx)
         ctx.deleted = True
     else:
-        _on_user(run, sender, update.props)
+        _on_user(run, sender, props, ts)
 
 
-def _on_user(run: _Run, sender: VertexId | None, payload: Mapping[str, Any]) -> None:
+def _on_user(run: _Run, sender: VertexId | None, payload: Mapping[str, Any], ts: float) -> None:
     if run.direct.ignores_messages and run.ctx is None:
         return
     run.behavior.on_message(run.context(), payload)
@@ -975,11 +1040,11 @@ def _on_edge_notice(run: _Run, sender: VertexId, props: dict[str, Any]) -> None:
         _accepted(run, sender, props, run.behavior.on_add_edge(run.context(), sender, props))
 
 
-def _on_edge_added(run: _Run, sender: VertexId, props: dict[str, Any]) -> None:
+def _on_edge_added(run: _Run, sender: VertexId, props: dict[str, Any], ts: float) -> None:
     _on_edge_notice(run, sender, props)
 
 
-def _on_edge_updated(run: _Run, sender: VertexId, props: dict[str, Any]) -> None:
+def _on_edge_updated(run: _Run, sender: VertexId, props: dict[str, Any], ts: float) -> None:
     if sender in run.record.in_edges:  # an update for an edge it never accepted: nothing
         _on_edge_notice(run, sender, props)
 
@@ -993,13 +1058,13 @@ def _accepted(run: _Run, sender: VertexId, props: dict[str, Any], accepted: bool
         run.sends = [(sender, _REJECT)]
 
 
-def _on_edge_removed(run: _Run, sender: VertexId, payload: None) -> None:
+def _on_edge_removed(run: _Run, sender: VertexId, payload: None, ts: float) -> None:
     if sender in run.record.in_edges:
         run.behavior.on_remove_edge(run.context(), sender)
         run.in_op = (sender, None)
 
 
-def _on_edge_lost(run: _Run, sender: VertexId, payload: None) -> None:
+def _on_edge_lost(run: _Run, sender: VertexId, payload: None, ts: float) -> None:
     """``K_EDGE_REJECTED``/``K_TARGET_DELETED`` at the source: drop the edge to ``sender``."""
     ctx = run.context()
     if ctx.edge(sender) is not None:
@@ -1007,7 +1072,7 @@ def _on_edge_lost(run: _Run, sender: VertexId, payload: None) -> None:
         run.behavior.on_edge_dropped(ctx, sender)
 
 
-def _on_spawn(run: _Run, sender: VertexId, payload: Any) -> None:
+def _on_spawn(run: _Run, sender: VertexId, payload: Any, ts: float) -> None:
     """Creation (if the vertex is new) already ran ``on_create``."""
 
 
@@ -1055,24 +1120,20 @@ def _creates_nothing(kind: int, payload: Any) -> bool:
     """Messages about an edge or vertex that is gone must not create a vertex."""
     if kind in _NO_CREATE:
         return True
-    return kind == K_UPDATE and payload.kind in (
-        UpdateKind.REMOVE_VERTEX,
-        UpdateKind.REMOVE_EDGE,
-        UpdateKind.UPDATE_EDGE,
-    )
+    return kind == K_UPDATE and payload[0] in _GONE_UPDATES
 
 
 def _created_type(kind: int, payload: Any) -> str | None:
     if kind == K_UPDATE:
-        return payload.vertex_type  # type: ignore[no-any-return]
+        return payload[3]  # type: ignore[no-any-return]
     if kind == K_SPAWN:
         return payload[0]  # type: ignore[no-any-return]
     return None
 
 
 def _creation_props(kind: int, payload: Any) -> Mapping[str, Any]:
-    if kind == K_UPDATE and payload.kind is UpdateKind.ADD_VERTEX:
-        return payload.props  # type: ignore[no-any-return]
+    if kind == K_UPDATE and payload[0] == UpdateKind.ADD_VERTEX.value:
+        return payload[2]  # type: ignore[no-any-return]
     if kind == K_SPAWN:
         return payload[1]  # type: ignore[no-any-return]
     return {}

@@ -25,16 +25,20 @@ from contextlib import contextmanager
 from typing import Any
 
 from shards.codec import (
+    KIND_NAMES,
     BlockHeader,
     CommandEntry,
     EventBlock,
     Manifest,
+    Message,
+    Schema,
     decode_checkpoint,
     decode_checkpoint_list,
     decode_commands,
     decode_events,
     decode_header,
     decode_manifest,
+    decode_schema,
 )
 from shards.logstore import LogName, LogStore
 from shards.records import VertexRecord
@@ -49,15 +53,18 @@ __all__ = [
     "headers",
     "last_worker_clock",
     "load_shard_checkpoint",
+    "log_rows",
     "paused_gc",
     "read_commands",
     "read_manifest",
+    "read_schema",
     "start_checkpoint",
 ]
 
 MANIFEST_KEY = "manifest"
 CURSOR_KEY = "cursor"
 CHECKPOINTS_KEY = "checkpoints"
+SCHEMA_KEY = "schema"
 
 
 @contextmanager
@@ -80,6 +87,12 @@ def read_manifest(store: LogStore) -> Manifest | None:
     :class:`~shards.codec.LogFormatError` if it has another format version."""
     raw = store.get_meta(MANIFEST_KEY)
     return None if raw is None else decode_manifest(raw, _where(store))
+
+
+def read_schema(store: LogStore) -> Schema:
+    """The columns and kinds the log's states and edges ever had."""
+    read_manifest(store)
+    return decode_schema(store.get_meta(SCHEMA_KEY))
 
 
 def _where(store: LogStore) -> str:
@@ -182,6 +195,43 @@ def read_commands(store: LogStore, first_wc: int = 1) -> Iterator[CommandEntry]:
         for entry in decode_commands(data):
             if entry.wc >= first_wc:
                 yield entry
+
+
+def log_rows(store: LogStore, log: str, first_wc: int | None = None) -> Iterator[dict[str, Any]]:
+    """Decoded entries of one log -- ``"events"``, ``"commands"`` or ``"clocks"`` (block
+    headers) -- from worker clock ``first_wc`` on, as plain rows (``chronoray
+    inspect-log``)."""
+    read_manifest(store)
+    first = first_wc or 1
+    if log == "commands":
+        for c in read_commands(store, first):
+            yield {**c._asdict(), "kind": KIND_NAMES.get(c.kind, c.kind)}
+    elif log == "clocks":
+        for h in headers(store, first):
+            yield h._asdict()
+    elif log == "events":
+        replay = LogReplay(store, checkpoint=False)
+        for block in replay.blocks(first):
+            sends: dict[int, list[Message]] = {}
+            for i, _, _, msg in block.messages():
+                sends.setdefault(i, []).append(msg)
+            for i in range(max(first - block.first, 0), len(block.vertex)):
+                yield {
+                    "wc": block.first + i,
+                    "vertex": block.vertex[i],
+                    "clock": block.clock[i],
+                    "time": block.time[i],
+                    "created": block.created.get(i),
+                    "state": block.state[i],
+                    "dropped": block.dropped.get(i, ()),
+                    "edges": block.edge_ops(i),
+                    "in": None if block.ins is None else block.ins[i],
+                    "sends": sends.get(i, []),
+                    "error": block.failed.get(i),
+                    "deleted": i in block.deleted,
+                }
+    else:
+        raise ValueError(f"no log {log!r} (events, commands or clocks)")
 
 
 class Step:

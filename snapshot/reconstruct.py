@@ -28,6 +28,7 @@ from typing import Any
 from shards.logstore import LogStore
 from shards.records import VertexRecord
 from shards.replay import LogReplay, consistent_bound, paused_gc, start_checkpoint
+from snapshot.tables import EDGE_FIXED, VERTEX_FIXED, column_name
 from vertex.records import VertexId
 
 __all__ = ["ShardPart", "consistent_bound", "part_rows", "rebuild_part", "start_checkpoint"]
@@ -105,11 +106,11 @@ def part_rows(part: ShardPart) -> tuple[list[dict[str, Any]], list[dict[str, Any
             continue
         row: dict[str, Any] = {"id": vid, "type": record.type_name, "clock": record.clock}
         row["time"] = record.time
-        row.update(_prefixed(record.state, ("id", "type", "clock", "time")))
+        row.update(_prefixed(record.state, VERTEX_FIXED))
         vertex_rows.append(row)
         for dst, props in record.out_edges.items():
             erow: dict[str, Any] = {"src": vid, "dst": dst}
-            erow.update(_prefixed(props, ("src", "dst")))
+            erow.update(_prefixed(props, EDGE_FIXED))
             if windowed:
                 counts = part.window_edges.get((vid, dst))
                 if counts is None:
@@ -119,6 +120,6 @@ def part_rows(part: ShardPart) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return vertex_rows, edge_rows
 
 
-def _prefixed(values: dict[str, Any], reserved: tuple[str, ...]) -> dict[str, Any]:
+def _prefixed(values: dict[str, Any], fixed: tuple[str, ...]) -> dict[str, Any]:
     """State keys as columns; a key that clashes with a fixed column gets ``state_``."""
-    return {(f"state_{k}" if k in reserved else str(k)): v for k, v in values.items()}
+    return {column_name(k, fixed): v for k, v in values.items()}
