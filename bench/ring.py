@@ -111,10 +111,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             from chronoray.graph import ensure_ray
 
             ensure_ray(Config.load())
-            for _ in range(args.trials):
+            for trial in range(args.trials):
                 for shards in (1, 2):
                     trials.setdefault(f"ray-logged-{shards}", []).append(
-                        _ray_run(n, m, shards, workdir)
+                        _ray_run(n, m, shards, workdir / f"trial-{trial}")
                     )
     finally:
         if not args.skip_ray:

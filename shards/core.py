@@ -77,7 +77,7 @@ from shards.codec import (
 )
 from shards.logstore import LogBatch, LogName, LogStore
 from shards.observe import ShardObserver, VertexChange, VertexView
-from shards.records import VertexRecord
+from shards.records import VertexRecord, set_edge
 from shards.replay import (
     CHECKPOINTS_KEY,
     CURSOR_KEY,
@@ -837,19 +837,10 @@ class ShardCore:
     def _commit(self, run: _Run) -> None:
         """Apply the execution's effects to the vertex in memory."""
         record = run.record
-        if run.edge_ops:
-            out = record.out_edges
-            for dst, props in run.edge_ops:
-                if props is None:
-                    out.pop(dst, None)
-                else:
-                    out[dst] = props
+        for dst, props in run.edge_ops:
+            set_edge(record.out_edges, dst, props)
         if run.in_op is not None:
-            src, props = run.in_op
-            if props is None:
-                record.in_edges.pop(src, None)
-            else:
-                record.in_edges[src] = props
+            set_edge(record.in_edges, *run.in_op)
         record.state = run.state
         record.clock = run.clock
         record.time = run.time

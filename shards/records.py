@@ -8,7 +8,7 @@ from typing import Any
 
 from vertex.records import VertexId
 
-__all__ = ["VertexRecord"]
+__all__ = ["VertexRecord", "set_edge"]
 
 
 @dataclass(slots=True)
@@ -35,3 +35,11 @@ class VertexRecord:
             "out_edges": {k: dict(v) for k, v in self.out_edges.items()},
             "in_edges": {k: dict(v) for k, v in self.in_edges.items()},
         }
+
+
+def set_edge(edges: dict[VertexId, dict[str, Any]], other: VertexId, props: Any) -> None:
+    """Set the edge record to ``other`` to ``props``, or drop it (``props`` ``None``)."""
+    if props is None:
+        edges.pop(other, None)
+    else:
+        edges[other] = props
