@@ -93,6 +93,10 @@ from vertex.records import Update, UpdateKind, VertexId
 
 __all__ = [
     "FORMAT_VERSION",
+    "MANIFEST_KEY",
+    "CURSOR_KEY",
+    "CHECKPOINTS_KEY",
+    "SCHEMA_KEY",
     "K_UPDATE",
     "K_USER",
     "K_EDGE_ADDED",
@@ -134,6 +138,10 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 2
+MANIFEST_KEY = "manifest"
+CURSOR_KEY = "cursor"
+CHECKPOINTS_KEY = "checkpoints"
+SCHEMA_KEY = "schema"
 
 K_UPDATE = 0  # payload: a stream Update
 K_USER = 1  # payload: dict sent by ctx.send

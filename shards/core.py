@@ -39,13 +39,16 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from shards.blocks import BlockWriter, SchemaTracker
 from shards.clocks import VectorClock
 from shards.codec import (
+    CHECKPOINTS_KEY,
+    CURSOR_KEY,
     FORMAT_VERSION,
     K_EDGE_ADDED,
     K_EDGE_REJECTED,
@@ -53,12 +56,11 @@ from shards.codec import (
     K_EDGE_UPDATED,
     K_SPAWN,
     K_TARGET_DELETED,
-    K_UPDATE,
     K_USER,
-    BlockHeader,
+    MANIFEST_KEY,
+    SCHEMA_KEY,
     CheckpointColumns,
     Cursor,
-    EventBlock,
     LogFormatError,
     Manifest,
     Message,
@@ -67,24 +69,25 @@ from shards.codec import (
     decode_schema,
     encode_checkpoint,
     encode_checkpoint_list,
-    encode_commands,
     encode_cursor,
-    encode_events,
-    encode_header,
     encode_manifest,
-    encode_schema,
     update_messages,
+)
+from shards.execute import (
+    EDGE_CLEANUP,
+    HANDLERS,
+    REJECT,
+    Execution,
+    created_type,
+    creates_nothing,
+    creation_props,
+    settle,
 )
 from shards.logstore import LogBatch, LogName, LogStore
 from shards.observe import ShardObserver, VertexChange, VertexView
 from shards.records import VertexRecord, set_edge
 from shards.replay import (
-    CHECKPOINTS_KEY,
-    CURSOR_KEY,
-    MANIFEST_KEY,
-    SCHEMA_KEY,
     LogReplay,
-    ShardCheckpoint,
     checkpoint_list,
     headers,
     last_worker_clock,
@@ -93,8 +96,8 @@ from shards.replay import (
     read_manifest,
 )
 from shards.routing import shard_of
-from vertex.model import Context, DirectHooks, Vertex, VertexTypes
-from vertex.records import Update, UpdateKind, VertexId
+from vertex.model import DirectHooks, Vertex, VertexTypes
+from vertex.records import Update, VertexId
 
 __all__ = [
     "Batch",
@@ -103,23 +106,11 @@ __all__ = [
     "ShardFailed",
     "VertexNotFound",
     "VertexRecord",
-    "ShardCheckpoint",
-    "list_shard_checkpoints",
-    "load_shard_checkpoint",
     "source_channel",
     "shard_channel",
 ]
 
-_EDGE_CLEANUP = (K_EDGE_REJECTED, K_TARGET_DELETED)
-_NO_CREATE = (K_EDGE_REJECTED, K_TARGET_DELETED, K_EDGE_REMOVED, K_EDGE_UPDATED)
 _ERRORS_KEPT = 100
-_EDGE_UPDATES = (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
-_GONE_UPDATES = frozenset(
-    k.value for k in (UpdateKind.REMOVE_VERTEX, UpdateKind.REMOVE_EDGE, UpdateKind.UPDATE_EDGE)
-)
-_KIND_OF = {kind.value: kind for kind in UpdateKind}
-
-list_shard_checkpoints = checkpoint_list
 
 
 class ShardFailed(RuntimeError):
@@ -191,191 +182,6 @@ class _Outbox:
     acked: int = 0
 
 
-class _Run:
-    """One behavior execution between its steps: what it reads and what it changes.
-
-    ``ctx`` is set when a hook runs with a :class:`Context` (it then holds the effects
-    until :meth:`ShardCore._settle` moves them here); direct hooks write here at once."""
-
-    __slots__ = (
-        "vid",
-        "record",
-        "created",
-        "behavior",
-        "direct",
-        "clock",
-        "time",
-        "sender",
-        "ctx",
-        "state",
-        "delta",
-        "dropped",
-        "edge_ops",
-        "in_op",
-        "sends",
-        "spawns",
-        "deleted",
-    )
-
-    def __init__(
-        self,
-        vid: VertexId,
-        record: VertexRecord,
-        created: bool,
-        behavior: Vertex,
-        direct: DirectHooks,
-        clock: int,
-        time: float,
-        sender: VertexId | None,
-    ) -> None:
-        self.vid = vid
-        self.record = record
-        self.created = created
-        self.behavior = behavior
-        self.direct = direct
-        self.clock = clock
-        self.time = time
-        self.sender = sender
-        self.ctx: Context | None = None
-        self.state = record.state
-        self.delta: dict[str, Any] | None = None
-        self.dropped: tuple[str, ...] = ()
-        self.edge_ops: tuple[tuple[VertexId, dict[str, Any] | None], ...] = ()
-        self.in_op: tuple[VertexId, dict[str, Any] | None] | None = None
-        self.sends: list[tuple[VertexId, Any]] | tuple[()] = ()
-        self.spawns: list[tuple[VertexId, str | None, dict[str, Any]]] | tuple[()] = ()
-        self.deleted = False
-
-    def context(self) -> Context:
-        """The hooks' context, created on first use (with a copy of the state)."""
-        ctx = self.ctx
-        if ctx is None:
-            r = self.record
-            ctx = self.ctx = Context(
-                self.vid, self.clock, self.time, dict(r.state), r.out_edges, r.in_edges, self.sender
-            )
-        return ctx
-
-    def emits(self) -> bool:
-        """Whether the execution sends anything (messages, spawns, edge notices)."""
-        return bool(self.sends or self.edge_ops or self.spawns or self.deleted)
-
-    def change_state(self, changes: dict[str, Any] | None) -> None:
-        """A direct hook's state changes: the new state is a new dict."""
-        if changes:
-            self.state = {**self.state, **changes}
-            self.delta = changes
-
-
-class _Block:
-    """The entries of one ``handle`` call, encoded as one block per log at its end."""
-
-    __slots__ = (
-        "first",
-        "events",
-        "runs",
-        "sends",
-        "edges",
-        "created",
-        "deleted",
-        "failed",
-        "dropped",
-        "vectors",
-        "seq0",
-    )
-
-    def __init__(self, first: int, seq0: list[int]) -> None:
-        self.first = first
-        self.events: list[tuple[Any, ...]] = []  # (vertex, clock, time, state, edge, in)
-        self.runs: list[tuple[str, list[tuple[int, Message]]]] = []
-        self.sends: dict[int, tuple[tuple[int, int, VertexId, Any], ...]] = {}
-        self.edges: dict[int, tuple[tuple[VertexId, dict[str, Any] | None], ...]] = {}
-        self.created: dict[int, str] = {}
-        self.deleted: list[int] = []
-        self.failed: dict[int, str] = {}
-        self.dropped: dict[int, tuple[str, ...]] = {}
-        self.vectors: list[tuple[int, tuple[int, ...]]] = []
-        self.seq0 = seq0
-
-    def encode(self, frontier: float, cursor: bytes, schema: _SchemaTracker) -> LogBatch:
-        vertex, clock, time, state, edge, ins = zip(*self.events, strict=True)
-        last = self.first + len(vertex) - 1
-        new_schema = schema.note(vertex, state, edge, self.edges, self.created)
-        events = EventBlock(
-            self.first,
-            vertex,  # type: ignore[arg-type]
-            clock,  # type: ignore[arg-type]
-            time,  # type: ignore[arg-type]
-            state,  # type: ignore[arg-type]
-            edge,  # type: ignore[arg-type]
-            ins,  # type: ignore[arg-type]
-            self.seq0,
-            b"",
-            self.edges,
-            self.created,
-            self.deleted,
-            self.failed,
-            self.dropped,
-        )
-        header = BlockHeader(self.first, last, min(time), max(time), frontier, self.vectors)
-        meta = {CURSOR_KEY: cursor}
-        if new_schema is not None:
-            meta[SCHEMA_KEY] = new_schema
-        return LogBatch(
-            {
-                LogName.COMMANDS: [(last, encode_commands(self.first, self.runs))],
-                LogName.EVENTS: [(last, encode_events(events, self.sends))],
-                LogName.CLOCKS: [(last, encode_header(header))],
-            },
-            meta,
-        )
-
-
-class _SchemaTracker:
-    """The kinds of every state key and edge property this shard ever logged (see
-    :class:`~shards.codec.Schema`), noted block by block; the common case -- a key
-    whose value has the same Python type as last time -- costs one lookup."""
-
-    __slots__ = ("schema", "_vertex", "_edge")
-
-    def __init__(self, schema: Schema) -> None:
-        self.schema = schema
-        self._vertex: dict[str, type] = {}
-        self._edge: dict[str, type] = {}
-
-    def note(
-        self,
-        vertex: tuple[VertexId, ...],
-        states: tuple[dict[str, Any] | None, ...],
-        edge: tuple[tuple[VertexId, dict[str, Any] | None] | None, ...],
-        edges: dict[int, tuple[tuple[VertexId, dict[str, Any] | None], ...]],
-        created: dict[int, str],
-    ) -> bytes | None:
-        """Note a block's columns; the encoded schema if it changed, else ``None``."""
-        schema = self.schema
-        changed = False
-        seen = self._vertex
-        for delta in states:
-            if delta:
-                for key, value in delta.items():
-                    if seen.get(key) is not type(value):
-                        changed |= schema.note(seen, "vertex", {key: value})
-        seen = self._edge
-        for one in edge:
-            if one is not None and one[1] is not None:
-                for key, value in one[1].items():
-                    if seen.get(key) is not type(value):
-                        changed |= schema.note(seen, "edge", {key: value})
-        for ops in edges.values():
-            for _, props in ops:
-                if props is not None:
-                    changed |= schema.note(seen, "edge", props)
-        if schema.ids == "int" and any(type(vertex[i]) is not int for i in created):
-            self.schema = schema = schema._replace(ids="str")
-            changed = True
-        return encode_schema(schema) if changed else None
-
-
 class ShardCore:
     """One shard: vertices, their behaviors, the shard's logs and clocks.
 
@@ -424,7 +230,7 @@ class ShardCore:
         self._vector_grew = False
         self._route: dict[VertexId, int] = {}
         self._plans: dict[str, tuple[Vertex, DirectHooks]] = {}
-        self._schema = _SchemaTracker(Schema.empty())
+        self._schema = SchemaTracker(Schema.empty())
         self._observer: ShardObserver | None = None
         self._side_inflight = [0] * num_shards
         if store is not None:
@@ -505,7 +311,7 @@ class ShardCore:
         result = HandleResult()
         block = None
         if self.store is not None:
-            block = _Block(self._wc + 1, [o.next_seq for o in self._outboxes])
+            block = BlockWriter(self._wc + 1, [o.next_seq for o in self._outboxes])
         released: list[tuple[int, int, Message, int]] = []
         self._apply(batch, block, released, result)
         waiting = self._reorder.get(channel)
@@ -622,7 +428,7 @@ class ShardCore:
     def _apply(
         self,
         batch: Batch,
-        block: _Block | None,
+        block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
         result: HandleResult,
     ) -> None:
@@ -655,7 +461,7 @@ class ShardCore:
     def _execute(
         self,
         msg: Message,
-        block: _Block | None,
+        block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
     ) -> None:
         """Run one message: start, hooks, messages, then (only if all of that succeeded)
@@ -668,7 +474,7 @@ class ShardCore:
             raise ValueError(f"vertex {vid!r} does not belong to shard {self.shard_id}")
         wc = self._wc = self._wc + 1
         record = self.vertices.get(vid)
-        if record is None and _creates_nothing(kind, payload):
+        if record is None and creates_nothing(kind, payload):
             if ts > self.max_time:
                 self.max_time = ts
             if block is not None:
@@ -676,9 +482,9 @@ class ShardCore:
             return
         try:
             run = self._start(kind, vid, record, sender, payload, ts)
-            _HANDLERS[kind](run, sender, payload, ts)
+            HANDLERS[kind](run, sender, payload, ts)
             if run.ctx is not None:
-                _settle(run, block is not None)
+                settle(run, block is not None)
             messages = self._messages(run, kind) if run.emits() else None
         except Exception as exc:  # a failing behavior applies nothing
             self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
@@ -715,20 +521,20 @@ class ShardCore:
         sender: VertexId | None,
         payload: Any,
         ts: float,
-    ) -> _Run:
+    ) -> Execution:
         """The execution's value; creates the vertex (running ``on_create``) if new."""
         created = record is None
         if record is None:
-            type_name = _created_type(kind, payload) or self.types.default_name
+            type_name = created_type(kind, payload) or self.types.default_name
             record = VertexRecord(type_name, {}, {}, {})
         plan = self._plans.get(record.type_name)
         if plan is None:
             name = record.type_name
             plan = self._plans[name] = (self.types.behavior(name), self.types.direct(name))
         time = record.time if record.time > ts else ts
-        run = _Run(vid, record, created, plan[0], plan[1], record.clock + 1, time, sender)
+        run = Execution(vid, record, created, plan[0], plan[1], record.clock + 1, time, sender)
         if created:
-            run.behavior.on_create(run.context(), _creation_props(kind, payload))
+            run.behavior.on_create(run.context(), creation_props(kind, payload))
         return run
 
     def _failed(
@@ -738,7 +544,7 @@ class ShardCore:
         record: VertexRecord | None,
         ts: float,
         error: str,
-        block: _Block | None,
+        block: BlockWriter | None,
     ) -> None:
         clock = 1 if record is None else record.clock + 1
         time = ts if record is None else max(record.time, ts)
@@ -752,20 +558,20 @@ class ShardCore:
             block.failed[len(block.events)] = error
             block.events.append((vid, clock, time, None, None, None))
 
-    def _messages(self, run: _Run, kind: int) -> list[tuple[int, int, VertexId, Any]]:
+    def _messages(self, run: Execution, kind: int) -> list[tuple[int, int, VertexId, Any]]:
         """The messages the execution emits -- sends, spawns, edge notices -- as
         ``(dest shard, kind, target, payload)`` (raises, as a failure of the behavior, on
         a target id that cannot be routed)."""
         out_edges = run.record.out_edges
         out: list[tuple[int, VertexId, Any]] = []
         for dst, payload in run.sends:
-            if payload is _REJECT:
+            if payload is REJECT:
                 out.append((K_EDGE_REJECTED, dst, None))
             else:
                 out.append((K_USER, dst, payload))
         for new_id, vtype, props in run.spawns:
             out.append((K_SPAWN, new_id, (vtype, props)))
-        silent = kind in _EDGE_CLEANUP  # removing an edge its target refused or lost
+        silent = kind in EDGE_CLEANUP  # removing an edge its target refused or lost
         for dst, props in run.edge_ops:
             if silent and dst == run.sender:
                 continue
@@ -789,7 +595,7 @@ class ShardCore:
 
     def _number(
         self,
-        run: _Run,
+        run: Execution,
         messages: list[tuple[int, int, VertexId, Any]],
         wc: int,
         released: list[tuple[int, int, Message, int]],
@@ -803,7 +609,7 @@ class ShardCore:
             box.next_seq += 1
         return tuple(messages)
 
-    def _observe(self, run: _Run, wc: int) -> VertexChange:
+    def _observe(self, run: Execution, wc: int) -> VertexChange:
         """The change the observer will see, computed before the edges change."""
         record = run.record
         out, ins = record.out_edges, record.in_edges
@@ -834,7 +640,7 @@ class ShardCore:
             removed_in,
         )
 
-    def _commit(self, run: _Run) -> None:
+    def _commit(self, run: Execution) -> None:
         """Apply the execution's effects to the vertex in memory."""
         record = run.record
         for dst, props in run.edge_ops:
@@ -851,7 +657,7 @@ class ShardCore:
 
     # -- persistence ------------------------------------------------------------------
 
-    def _write(self, block: _Block, released: list[tuple[int, int, Message, int]]) -> None:
+    def _write(self, block: BlockWriter, released: list[tuple[int, int, Message, int]]) -> None:
         """Log the block (one atomic write) and, when one is due, a shard checkpoint."""
         log = block.encode(self.frontier, self._cursor(released), self._schema)
         if self._checkpoint_due():
@@ -941,7 +747,7 @@ class ShardCore:
         raw = store.get_meta(CURSOR_KEY)
         if raw is None:
             return
-        self._schema = _SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
+        self._schema = SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
         cursor = decode_cursor(raw)
         self.applied = dict(cursor.applied)
         for box, next_seq, acked in zip(self._outboxes, cursor.next_seq, cursor.acked, strict=True):
@@ -973,158 +779,3 @@ class ShardCore:
         self.vertices = replay.vertices
         self._wc = last_worker_clock(store)
         self.vector[self.shard_id] = self._wc
-
-
-# -- one handler per message kind --------------------------------------------------------
-# Each runs the hooks for one kind of message on the execution's value: a direct hook
-# when the vertex class inherits a built-in one (no context, no state copy, no diff),
-# else the class's own hook with a Context.
-
-
-def _on_update(run: _Run, sender: VertexId | None, update: tuple[Any, ...], ts: float) -> None:
-    kind_value, dst, props, _ = update
-    kind = _KIND_OF[kind_value]
-    if kind in _EDGE_UPDATES:
-        direct = run.direct.edge_event
-        if direct is None or run.ctx is not None:
-            run.behavior.on_edge_event(run.context(), kind, dst, ts, props)
-            return
-        record = run.record
-        changes, edge = direct(
-            run.vid, record.state, record.out_edges.get(dst), kind, dst, ts, props
-        )
-        run.change_state(changes)
-        run.edge_ops = ((dst, edge),)
-    elif kind is UpdateKind.ADD_VERTEX:
-        if not run.created:
-            run.context().state.update(props)
-    elif kind is UpdateKind.REMOVE_VERTEX:
-        ctx = run.context()
-        run.behavior.on_delete(ctx)
-        ctx.deleted = True
-    else:
-        _on_user(run, sender, props, ts)
-
-
-def _on_user(run: _Run, sender: VertexId | None, payload: Mapping[str, Any], ts: float) -> None:
-    if run.direct.ignores_messages and run.ctx is None:
-        return
-    run.behavior.on_message(run.context(), payload)
-
-
-def _on_edge_notice(run: _Run, sender: VertexId, props: dict[str, Any]) -> None:
-    """``K_EDGE_ADDED``/``K_EDGE_UPDATED`` at the target: a new or changed in-edge."""
-    record = run.record
-    old = record.in_edges.get(sender)
-    direct = run.direct
-    if old is not None:
-        if direct.edge_updated is not None and run.ctx is None:
-            run.change_state(direct.edge_updated(record.state, old, props, run.time))
-        else:
-            run.behavior.on_update_edge(run.context(), sender, props)
-        run.in_op = (sender, props)
-    elif run.ctx is None and direct.edge_added is not None:
-        changes, accepted = direct.edge_added(record.state, props, run.time)
-        run.change_state(changes)
-        _accepted(run, sender, props, accepted)
-    else:
-        _accepted(run, sender, props, run.behavior.on_add_edge(run.context(), sender, props))
-
-
-def _on_edge_added(run: _Run, sender: VertexId, props: dict[str, Any], ts: float) -> None:
-    _on_edge_notice(run, sender, props)
-
-
-def _on_edge_updated(run: _Run, sender: VertexId, props: dict[str, Any], ts: float) -> None:
-    if sender in run.record.in_edges:  # an update for an edge it never accepted: nothing
-        _on_edge_notice(run, sender, props)
-
-
-def _accepted(run: _Run, sender: VertexId, props: dict[str, Any], accepted: bool) -> None:
-    if accepted:
-        run.in_op = (sender, props)
-    elif run.ctx is not None:
-        run.ctx.sends.append((sender, _REJECT))  # after what the hook sent, as it was
-    else:
-        run.sends = [(sender, _REJECT)]
-
-
-def _on_edge_removed(run: _Run, sender: VertexId, payload: None, ts: float) -> None:
-    if sender in run.record.in_edges:
-        run.behavior.on_remove_edge(run.context(), sender)
-        run.in_op = (sender, None)
-
-
-def _on_edge_lost(run: _Run, sender: VertexId, payload: None, ts: float) -> None:
-    """``K_EDGE_REJECTED``/``K_TARGET_DELETED`` at the source: drop the edge to ``sender``."""
-    ctx = run.context()
-    if ctx.edge(sender) is not None:
-        ctx.edge_ops[sender] = None
-        run.behavior.on_edge_dropped(ctx, sender)
-
-
-def _on_spawn(run: _Run, sender: VertexId, payload: Any, ts: float) -> None:
-    """Creation (if the vertex is new) already ran ``on_create``."""
-
-
-_HANDLERS = {
-    K_UPDATE: _on_update,
-    K_USER: _on_user,
-    K_EDGE_ADDED: _on_edge_added,
-    K_EDGE_UPDATED: _on_edge_updated,
-    K_EDGE_REMOVED: _on_edge_removed,
-    K_EDGE_REJECTED: _on_edge_lost,
-    K_TARGET_DELETED: _on_edge_lost,
-    K_SPAWN: _on_spawn,
-}
-
-
-def _settle(run: _Run, logging: bool) -> None:
-    """Move a context's effects into the execution's value. When logging, the state
-    delta is the diff of the state after the hooks against the state before -- or, for a
-    small state, the whole state (cheaper than the diff, and replayed the same way)."""
-    ctx = run.ctx
-    assert ctx is not None
-    old, new = run.record.state, ctx.state
-    run.state = new
-    if run.created:
-        run.delta = new
-    elif logging and new != old:
-        if len(new) <= _SMALL_STATE:
-            run.delta = new
-        else:
-            run.delta = {k: v for k, v in new.items() if k not in old or old[k] != v}
-        if not old.keys() <= new.keys():
-            run.dropped = tuple(k for k in old if k not in new)
-    if ctx.edge_ops:
-        run.edge_ops = tuple(ctx.edge_ops.items())
-    run.sends = ctx.sends
-    run.spawns = ctx.spawns
-    run.deleted = ctx.deleted
-
-
-_SMALL_STATE = 4  # keys; up to this size a changed state is logged whole
-_REJECT: Mapping[str, Any] = {"__chronoray__": "reject"}
-
-
-def _creates_nothing(kind: int, payload: Any) -> bool:
-    """Messages about an edge or vertex that is gone must not create a vertex."""
-    if kind in _NO_CREATE:
-        return True
-    return kind == K_UPDATE and payload[0] in _GONE_UPDATES
-
-
-def _created_type(kind: int, payload: Any) -> str | None:
-    if kind == K_UPDATE:
-        return payload[3]  # type: ignore[no-any-return]
-    if kind == K_SPAWN:
-        return payload[0]  # type: ignore[no-any-return]
-    return None
-
-
-def _creation_props(kind: int, payload: Any) -> Mapping[str, Any]:
-    if kind == K_UPDATE and payload[0] == UpdateKind.ADD_VERTEX.value:
-        return payload[2]  # type: ignore[no-any-return]
-    if kind == K_SPAWN:
-        return payload[1]  # type: ignore[no-any-return]
-    return {}

@@ -25,7 +25,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from shards.codec import (
+    CHECKPOINTS_KEY,
     KIND_NAMES,
+    MANIFEST_KEY,
+    SCHEMA_KEY,
     BlockHeader,
     CommandEntry,
     EventBlock,
@@ -60,11 +63,6 @@ __all__ = [
     "read_schema",
     "start_checkpoint",
 ]
-
-MANIFEST_KEY = "manifest"
-CURSOR_KEY = "cursor"
-CHECKPOINTS_KEY = "checkpoints"
-SCHEMA_KEY = "schema"
 
 
 @contextmanager
