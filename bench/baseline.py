@@ -12,6 +12,7 @@ execute step (:data:`BEFORE`); pass another with ``--before``, or ``--before non
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -29,13 +30,15 @@ _TREES: dict[str, Path] = {}
 
 
 def tree(revision: str | None) -> Path | None:
-    """This checkout (``None``), or the tree of git ``revision`` (``"none"``: no tree)."""
+    """This checkout (``None``), or the tree of git ``revision`` (``"none"``: no tree),
+    removed when the process exits."""
     if revision is None:
         return ROOT
     if revision == "none":
         return None
     if revision not in _TREES:
         where = Path(tempfile.mkdtemp(prefix=f"chronoray-{revision}-"))
+        atexit.register(shutil.rmtree, where, True)
         archive = subprocess.run(
             ["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True
         )
