@@ -1,20 +1,20 @@
-"""Reconstruction benchmark: log replay rate and snapshot latency, in one run, with real logs.
+"""Reconstruction benchmark: replay rate, time-cut latency and recovery, before and after.
 
-Builds 1-shard graphs in this process (``LocalRuntime``, a real RocksDB log per graph in a
-temporary directory) from SNAP CollegeMsg -- about 120k log entries -- repeated
-``--repeat`` times with times shifted by ``k * (span + 1)`` (source ``rep{k}``), so the
-history is ``repeat`` times longer over the same 1,899 vertices. One graph per shard
-checkpoint interval: ``none`` (a huge interval, no checkpoint is ever written) and each
-of ``--intervals`` (default 100,000 and 25,000 entries). Ingest time is reported but is
-not part of the measurements, which read the closed log through a read-only handle:
+Builds 1-shard logs (a real RocksDB log in a temporary directory) from SNAP CollegeMsg --
+about 120k log entries -- repeated ``--repeat`` times with times shifted by
+``k * (span + 1)``, so the history is ``repeat`` times longer over the same 1,899
+vertices (4 copies: 478,680 entries). Two logs per tree: with the runtime's **default**
+shard checkpoints, and with **none** (no checkpoint is ever written). Then, reading the
+closed log through a read-only handle, each median of ``--trials``:
 
-1. **Reconstruction rate**: ``rebuild_part`` at the end of the log, per interval:
-   entries replayed, replay seconds, entries/s and snapshot latency (open the read-only
-   store + rebuild). The full replay rate is the ``none`` case.
-2. **Latency versus history length**: with ``none`` and with the first of
-   ``--intervals``, ``rebuild_part(at=T)`` for ``T`` at 25/50/75/100 % of the time span.
+1. **Full replay**: ``rebuild_part`` at the end of the log without checkpoints: entries/s.
+2. **Snapshot latency**: ``rebuild_part(at=T)`` (open the store + rebuild) for ``T`` at
+   25/50/75/100 % of the time span, on the default log (and on the one without).
+3. **Recovery**: a ``ShardCore`` reopened over the default log (replay with incoming edges
+   and outboxes), entries/s.
 
-Every measurement is taken ``--trials`` times; the median is reported. Writes
+Both trees -- this checkout (``now``) and the commit before log format 2 (``before``, see
+:mod:`bench.baseline`) -- run the same probe in fresh processes. Writes
 ``reconstruct.json`` and ``reconstruct.md`` under ``--out`` (default ``bench/results``).
 
     python -m bench.reconstruct --repeat 4
@@ -24,121 +24,25 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
-import time
-from itertools import takewhile
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from bench.baseline import BEFORE, measure, tree
 from bench.report import machine, write_results
 from chronoray.datasets import collegemsg_path
-from chronoray.sources import SnapEdgeSource
-from shards.core import load_shard_checkpoint
-from shards.local import LocalRuntime
-from shards.logstore import LogName, RocksLogStore
-from snapshot.reconstruct import ShardPart, rebuild_part
-from vertex.records import Update
 
 RESULTS = Path(__file__).parent / "results"
 NO_CHECKPOINTS = 10**12  # a shard checkpoint interval no run reaches
-FRACTIONS = (0.25, 0.5, 0.75, 1.0)
-VERTEX_CHECKPOINT_INTERVAL = 64  # LocalRuntime's default per-vertex checkpoint interval
+FRACTIONS = [0.25, 0.5, 0.75, 1.0]
+ISSUE = {"full_replay_rate": 184_000, "latency_25": 1.9, "latency_100": 0.5}
 REFERENCE = {
     "system": "Java chronograph (thesis prototype)",
     "replay_rate": 455_000,
     "latency_seconds": 0.1,
-    "shard_checkpoint_interval": 100_000,
     "note": "replayed ~455k entries/s; answered in ~0.1 s with a checkpoint every 100k entries",
 }
-
-
-def _base_edges(limit_lines: int | None) -> list[tuple[int, int, float]]:
-    """``(src, dst, ts)`` of CollegeMsg's lines (only the first ``limit_lines``, if given)."""
-    updates = SnapEdgeSource(collegemsg_path()).read()
-    if limit_lines is not None:
-        updates = takewhile(lambda u: u.offset <= limit_lines, updates)
-    return [(u.vertex, u.dst, u.ts) for u in updates]
-
-
-def _build(
-    edges: list[tuple[int, int, float]], repeat: int, interval: int, path: Path
-) -> dict[str, Any]:
-    """Ingest ``repeat`` time-shifted copies of ``edges`` into a fresh 1-shard graph whose
-    log lives at ``path``; close it. Returns ingest figures and the log's extent."""
-    t_min = min(ts for _, _, ts in edges)
-    span = max(ts for _, _, ts in edges) - t_min
-    rt = LocalRuntime(
-        1,
-        store_factory=lambda k: RocksLogStore(path),
-        checkpoint_interval=VERTEX_CHECKPOINT_INTERVAL,
-        shard_checkpoint_interval=interval,
-    )
-    seconds = 0.0
-    try:
-        for k in range(repeat):
-            shift = k * (span + 1)
-            updates = [Update.add_edge(src, dst, ts + shift) for src, dst, ts in edges]
-            started = time.perf_counter()
-            rt.ingest(updates, source=f"rep{k}")
-            seconds += time.perf_counter() - started
-        core = rt.cores[0]
-        entries = core.worker_clock
-        checkpoints = [wc for wc, _ in core.checkpoints]
-    finally:
-        rt.close()
-    return {
-        "updates": len(edges) * repeat,
-        "entries": entries,
-        "checkpoints": checkpoints,
-        "seconds": seconds,
-        "rate": entries / seconds if seconds else 0.0,
-        "t_min": t_min,
-        "t_max": t_min + (repeat - 1) * (span + 1) + span,
-    }
-
-
-def _rebuild(path: Path, trials: int, at: float | None = None) -> tuple[ShardPart, dict[str, Any]]:
-    """Rebuild shard 0 from a read-only handle on ``path``, ``trials`` times."""
-    latencies: list[float] = []
-    replays: list[float] = []
-    loads: list[float] = []
-    part: ShardPart | None = None
-    last = 0
-    for _ in range(trials):
-        started = time.perf_counter()
-        store = RocksLogStore(path, read_only=True)
-        try:
-            part = rebuild_part(store, 0, at=at)
-            latencies.append(time.perf_counter() - started)
-            last = store.last_seq(LogName.EVENTS)
-            if part.checkpoint:  # the load alone, again (warm): part of part.seconds
-                loaded = time.perf_counter()
-                load_shard_checkpoint(store, part.checkpoint)
-                loads.append(time.perf_counter() - loaded)
-        finally:
-            store.close()
-        replays.append(part.seconds)
-    assert part is not None
-    seconds = statistics.median(replays)
-    return part, {
-        "history": part.bound,
-        "replayed": part.replayed,
-        "checkpoint": part.checkpoint,
-        "cut": part.checkpoint + part.replayed,
-        "scanned": last - part.checkpoint,
-        "seconds": seconds,
-        "rate": part.replayed / seconds if seconds else 0.0,
-        "checkpoint_load_seconds": statistics.median(loads) if loads else 0.0,
-        "latency": statistics.median(latencies),
-        "latency_all": latencies,
-        "vertices": len(part.vertices),
-        "edges": sum(len(r.out_edges) for r in part.vertices.values()),
-    }
-
-
-def _label(interval: int) -> str:
-    return "none" if interval >= NO_CHECKPOINTS else str(interval)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -147,83 +51,98 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--repeat", type=int, default=4, help="Time-shifted copies of the edges (history length)."
     )
     parser.add_argument(
-        "--limit-lines", type=int, default=None, help="Ingest only the first N lines of the file."
+        "--limit-lines", type=int, default=None, help="Use only the first N lines of the file."
     )
     parser.add_argument(
-        "--intervals",
-        default="100000,25000",
-        help="Shard checkpoint intervals besides 'none', comma-separated; the first is also "
-        "used for latency versus history length.",
+        "--interval",
+        type=int,
+        default=None,
+        help="Shard checkpoint interval of the 'default' log (default: the runtime's).",
     )
     parser.add_argument("--trials", type=int, default=3, help="Rebuilds per measurement.")
+    parser.add_argument(
+        "--before", default=BEFORE, help="Git revision measured as 'before' ('none': skip)."
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.trials < 1:
         parser.error("--repeat and --trials must be >= 1")
-    intervals = [NO_CHECKPOINTS] + [int(x) for x in args.intervals.split(",") if x.strip()]
-    edges = _base_edges(args.limit_lines)
-    if not edges:
-        parser.error("no edges to ingest")
+    trees = {"now": tree(None), "before": tree(args.before)}
+    trees = {name: root for name, root in trees.items() if root is not None}
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-reconstruct-"))
+    runs: dict[str, dict[str, Any]] = {}
     try:
-        ingest: dict[str, dict[str, Any]] = {}
-        paths: dict[str, Path] = {}
-        for interval in intervals:
-            name = _label(interval)
-            paths[name] = workdir / f"shard-{name}"
-            ingest[name] = _build(edges, args.repeat, interval, paths[name])
-            ingest[name]["interval"] = None if name == "none" else interval
-        names = list(paths)
-        entries = ingest["none"]["entries"]
-        t_min, t_max = ingest["none"]["t_min"], ingest["none"]["t_max"]
-
-        rate: dict[str, dict[str, Any]] = {}
-        full: ShardPart | None = None
-        for name in names:
-            part, row = _rebuild(paths[name], args.trials)
-            if full is None:
-                full = part
-            else:  # every interval must rebuild the same graph
-                assert part.vertices == full.vertices, f"interval {name}: graph differs"
-            rate[name] = row
-
-        latency: dict[str, list[dict[str, Any]]] = {}
-        for name in dict.fromkeys(names[:2]):
-            rows = []
-            for fraction in FRACTIONS:
-                at = t_min + fraction * (t_max - t_min)
-                _, row = _rebuild(paths[name], args.trials, at=at)
-                rows.append({"fraction": fraction, "at": at, **row})
-            latency[name] = rows
+        source = workdir / "edges.txt"
+        with collegemsg_path().open() as f, source.open("w") as out:
+            out.writelines(islice(f, args.limit_lines))
+        for name, root in trees.items():
+            for log, interval in (("default", args.interval), ("none", NO_CHECKPOINTS)):
+                path = str(workdir / f"{name}-{log}")
+                built = measure(
+                    root,
+                    "build_log",
+                    file=str(source),
+                    repeat=args.repeat,
+                    interval=interval,
+                    path=path,
+                )
+                read = measure(
+                    root,
+                    "read_log",
+                    path=path,
+                    fractions=FRACTIONS,
+                    t_min=built["t_min"],
+                    t_max=built["t_max"],
+                    trials=args.trials,
+                )
+                runs[f"{name}, {log}"] = {"build": built, **read}
+                shutil.rmtree(path, ignore_errors=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-    summary: dict[str, Any] = {
-        "full_replay_rate": rate["none"]["rate"],
-        "full_replay_latency": rate["none"]["latency"],
-        "full_replay_rate / reference": rate["none"]["rate"] / REFERENCE["replay_rate"],
-    }
-    for name in names[1:]:
-        summary[f"latency at end, interval {name}"] = rate[name]["latency"]
     result = {
         "benchmark": "reconstruct",
         "dataset": "collegemsg",
-        "base_edges": len(edges),
         "limit_lines": args.limit_lines,
         "repeat": args.repeat,
         "trials": args.trials,
-        "entries": entries,
-        "timeline": {"t_min": t_min, "t_max": t_max},
-        "vertex_checkpoint_interval": VERTEX_CHECKPOINT_INTERVAL,
+        "before": args.before if "before" in trees else None,
+        "entries": runs["now, none"]["entries"],
         "machine": machine(),
-        "ingest": ingest,
-        "rate": rate,
-        "latency_vs_history": latency,
-        "summary": summary,
+        "runs": runs,
+        "summary": _summary(runs),
+        "issue": ISSUE,
         "reference": REFERENCE,
     }
     write_results(args.out, "reconstruct", result, _table(result))
     return result
+
+
+def _rate(cut: dict[str, Any]) -> float:
+    return cut["replayed"] / cut["replay_seconds"] if cut["replay_seconds"] else 0.0
+
+
+def _summary(runs: dict[str, Any]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for name in ("now", "before"):
+        if f"{name}, none" not in runs:
+            continue
+        plain, default = runs[f"{name}, none"], runs[f"{name}, default"]
+        summary[f"full replay entries/s ({name})"] = _rate(plain["end"])
+        summary[f"full replay entries per cpu second ({name})"] = (
+            plain["end"]["replayed"] / plain["end"]["latency_cpu"]
+        )
+        summary[f"recovery entries per cpu second ({name})"] = (
+            plain["entries"] / plain["recovery_cpu_seconds"]
+        )
+        for cut in default["cuts"]:
+            key = f"latency at {cut['fraction']:.0%}, default checkpoints"
+            summary[f"{key} ({name})"] = cut["latency"]
+            summary[f"{key}, cpu ({name})"] = cut["latency_cpu"]
+    if "before, none" in runs:
+        summary["full replay: now / before"] = (
+            summary["full replay entries/s (now)"] / summary["full replay entries/s (before)"]
+        )
+    return summary
 
 
 def _ms(seconds: float) -> str:
@@ -232,75 +151,63 @@ def _ms(seconds: float) -> str:
 
 def _table(result: dict[str, Any]) -> str:
     ref = result["reference"]
+    before = result["before"]
     lines = [
         f"# Reconstruction benchmark: CollegeMsg x {result['repeat']}, "
         f"{result['entries']:,} log entries, 1 shard",
         "",
-        f"{result['base_edges']:,} edges per copy, {result['repeat']} time-shifted copies; "
-        f"RocksDB log, rebuilt from a read-only handle after the writer closed; "
-        f"median of {result['trials']} trials; {result['machine']['cpus']} CPUs, "
-        f"Python {result['machine']['python']}. Per-vertex checkpoint every "
-        f"{result['vertex_checkpoint_interval']} executions.",
+        f"RocksDB log, rebuilt through a read-only handle after the writer closed; median of "
+        f"{result['trials']} trials; {result['machine']['cpus']} CPUs, Python "
+        f"{result['machine']['python']}. Logs: 'default' = the runtime's default shard "
+        "checkpoints, 'none' = no checkpoint. "
+        + (f"'before' = commit {before} (log format 1), same run. " if before else "")
+        + f"Reference: {ref['system']}, ~{ref['replay_rate']:,} entries/s, "
+        f"~{_ms(ref['latency_seconds'])} ms with a checkpoint every 100k entries.",
         "",
-        "## Ingest (not part of the measurements)",
+        "## Build, full replay and recovery",
         "",
-        "| shard checkpoint interval | updates | log entries | shard checkpoints | seconds "
-        "| entries/s |",
-        "|---|---:|---:|---:|---:|---:|",
+        "replay entries/s = entries replayed / replay time at the end of the log (from the "
+        "newest checkpoint); latency = open the store + rebuild (wall, and CPU time of the "
+        "process: steadier on a shared machine); recovery = a shard core reopened over the "
+        "log (CPU time).",
+        "",
+        "| tree, log | entries | checkpoints | build s | started from | replayed | replay s "
+        "| entries/s | latency ms | latency cpu ms | recovery cpu s | recovery entries/cpu s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, run in result["ingest"].items():
+    for name, run in result["runs"].items():
+        end, build = run["end"], run["build"]
         lines.append(
-            f"| {name} | {run['updates']:,} | {run['entries']:,} | {len(run['checkpoints'])} "
-            f"| {run['seconds']:.2f} | {run['rate']:,.0f} |"
+            f"| {name} | {run['entries']:,} | {len(build['checkpoints'])} | "
+            f"{build['seconds']:.2f} | {end['checkpoint']:,} | {end['replayed']:,} | "
+            f"{end['replay_seconds']:.3f} | {_rate(end):,.0f} | {_ms(end['latency'])} | "
+            f"{_ms(end['latency_cpu'])} | {run['recovery_cpu_seconds']:.3f} | "
+            f"{run['entries'] / run['recovery_cpu_seconds']:,.0f} |"
         )
     lines += [
         "",
-        "## Reconstruction at the end of the log",
+        "## Snapshot latency at a time T (`at=T`)",
         "",
-        "replay s = `rebuild_part` time (checkpoint load + replay; the load alone is measured "
-        "again after it); entries/s = replayed / replay s; latency = open the read-only "
-        "store + rebuild.",
+        "T at a fraction of the time span; in cut = entries with time <= T after the start "
+        "checkpoint; decoded = entries decoded to answer (format 2 reads block headers and "
+        "decodes only blocks holding an entry <= T; format 1 decoded to the end of the log).",
         "",
-        "| shard checkpoint interval | started from | replayed | checkpoint load ms | replay s "
-        "| entries/s | latency ms |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| tree, log | T at | started from | in cut | decoded | replay s | latency ms "
+        "| latency cpu ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, run in result["rate"].items():
-        lines.append(
-            f"| {name} | {run['checkpoint']:,} | {run['replayed']:,} "
-            f"| {_ms(run['checkpoint_load_seconds'])} | {run['seconds']:.3f} "
-            f"| {run['rate']:,.0f} | {_ms(run['latency'])} |"
-        )
-    lines.append(
-        f"| *reference: {ref['system']}* | | | | | *~{ref['replay_rate']:,}* "
-        f"| *~{_ms(ref['latency_seconds'])} (checkpoint every "
-        f"{ref['shard_checkpoint_interval']:,})* |"
-    )
-    lines += [
-        "",
-        "Full replay rate (interval none): "
-        f"{result['summary']['full_replay_rate']:,.0f} entries/s = "
-        f"{result['summary']['full_replay_rate / reference']:.2f} x the reference.",
-        "",
-        "## Snapshot latency versus history length (`at=T`)",
-        "",
-        "T at a fraction of the time span; history = entries up to the part's bound (the "
-        "worker clock of the last entry with time <= T); in cut = entries with time <= T "
-        "(start checkpoint + replayed); scanned = entries read after the start checkpoint "
-        "(a time cut reads to the end of the log and skips later entries).",
-        "",
-        "| interval | T at | history | in cut | started from | replayed | scanned | replay s "
-        "| latency ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, rows in result["latency_vs_history"].items():
-        for row in rows:
+    for name, run in result["runs"].items():
+        for cut in run["cuts"]:
+            decoded = "" if cut["decoded"] is None else f"{cut['decoded']:,}"
             lines.append(
-                f"| {name} | {row['fraction']:.0%} | {row['history']:,} | {row['cut']:,} "
-                f"| {row['checkpoint']:,} "
-                f"| {row['replayed']:,} | {row['scanned']:,} | {row['seconds']:.3f} "
-                f"| {_ms(row['latency'])} |"
+                f"| {name} | {cut['fraction']:.0%} | {cut['checkpoint']:,} | {cut['replayed']:,} "
+                f"| {decoded} | {cut['replay_seconds']:.3f} | {_ms(cut['latency'])} "
+                f"| {_ms(cut['latency_cpu'])} |"
             )
+    lines += ["", "## Summary", "", "| measure | value |", "|---|---:|"]
+    for key, value in result["summary"].items():
+        shown = _ms(value) + " ms" if key.startswith("latency") else f"{value:,.2f}"
+        lines.append(f"| {key} | {shown} |")
     return "\n".join(lines) + "\n"
 
 

@@ -591,10 +591,10 @@ def inspect_log(
     log_dir: Path, shard: int, log_name: str, start: int | None, limit: int, as_json: bool
 ) -> None:
     """Decoded entries of one shard's log (read-only; works while the graph runs)."""
-    import pickle
+    from itertools import islice
 
-    from shards.codec import KIND_NAMES, decode_command, decode_event
-    from shards.logstore import LogName, RocksLogStore
+    from shards.logstore import RocksLogStore
+    from shards.replay import last_worker_clock, log_rows
 
     path = log_dir / f"shard-{shard}"
     if not path.exists():
@@ -602,20 +602,8 @@ def inspect_log(
         sys.exit(1)
     store = RocksLogStore(path, read_only=True)
     try:
-        name = LogName(log_name)
-        rows: list[dict[str, Any]] = []
-        for seq, data in store.scan(name, start):
-            if len(rows) >= limit:
-                break
-            if name is LogName.EVENTS:
-                row = {"wc": seq, **decode_event(data)._asdict()}
-            elif name is LogName.COMMANDS:
-                row = {"wc": seq, **decode_command(data)._asdict()}
-                row["kind"] = KIND_NAMES.get(row["kind"], row["kind"])
-            else:
-                row = {"wc": seq, "vector": pickle.loads(data)}
-            rows.append(row)
-        last = store.last_seq(name)
+        rows = list(islice(log_rows(store, log_name, start), limit))
+        last = last_worker_clock(store)
     finally:
         store.close()
     if as_json:

@@ -29,56 +29,12 @@ counted in the computation's ``errors`` and the rest of that hook's effects stil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from shards.observe import VertexChange, VertexView
 from vertex.records import VertexId
 
-if TYPE_CHECKING:
-    from shards.core import VertexRecord
-    from shards.observe import VertexChange
-
 __all__ = ["Computation", "EphemeralContext", "VertexView"]
-
-
-class VertexView:
-    """Read-only view of the event-sourced vertex a computation runs on."""
-
-    __slots__ = ("vertex_id", "_record")
-
-    def __init__(self, vertex_id: VertexId, record: VertexRecord) -> None:
-        self.vertex_id = vertex_id
-        self._record = record
-
-    @property
-    def type_name(self) -> str:
-        """The vertex class's ``type_name``."""
-        return self._record.type_name
-
-    @property
-    def state(self) -> Mapping[str, Any]:
-        """The vertex's event-sourced state (read-only)."""
-        return MappingProxyType(self._record.state)
-
-    @property
-    def out_edges(self) -> Mapping[VertexId, Mapping[str, Any]]:
-        """Outgoing edges, target -> properties (read-only)."""
-        return MappingProxyType(self._record.out_edges)
-
-    @property
-    def in_edges(self) -> Mapping[VertexId, Mapping[str, Any]]:
-        """Incoming edge records, source -> properties (read-only, eventually consistent)."""
-        return MappingProxyType(self._record.in_edges)
-
-    @property
-    def out_degree(self) -> int:
-        """Number of outgoing edges."""
-        return len(self._record.out_edges)
-
-    @property
-    def in_degree(self) -> int:
-        """Number of incoming edge records."""
-        return len(self._record.in_edges)
 
 
 class EphemeralContext:
@@ -130,11 +86,11 @@ class EphemeralContext:
 
     def send_to_out_neighbors(self, payload: Any) -> None:
         """Send ``payload`` to every target of an outgoing edge of this vertex."""
-        self._send_many(self.vertex._record.out_edges, payload)
+        self._send_many(self.vertex.out_edges, payload)
 
     def send_to_in_neighbors(self, payload: Any) -> None:
         """Send ``payload`` to every source of an incoming edge of this vertex."""
-        self._send_many(self.vertex._record.in_edges, payload)
+        self._send_many(self.vertex.in_edges, payload)
 
     def deactivate(self) -> None:
         """Drop this vertex's ephemeral state and stop running hooks on it."""

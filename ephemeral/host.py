@@ -7,17 +7,18 @@ updates the indexes. Computation messages wait in per-destination-shard outboxes
 per vertex when the computation allows it) until the core takes them into its next batch
 for that shard, as the batch's unlogged side part.
 
-The host never touches the core's logged state: vertices are only read. Everything it
-holds is in memory and lost with the shard process.
+The host never touches the core's logged state: it sees the shard through a read-only
+:class:`~shards.observe.ShardView` and vertices through :class:`~shards.observe.VertexView`
+s. Everything it holds is in memory and lost with the shard process.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ephemeral.computation import Computation, EphemeralContext, VertexView
+from ephemeral.computation import Computation, EphemeralContext
 from ephemeral.index import ShardIndex, declared_indexes
 from ephemeral.notify import (
     Lagged,
@@ -26,12 +27,9 @@ from ephemeral.notify import (
     ShardStream,
     replay_notifications,
 )
-from shards.observe import VertexChange
+from shards.observe import ShardView, VertexChange, VertexView
 from shards.routing import shard_of
 from vertex.records import VertexId
-
-if TYPE_CHECKING:
-    from shards.core import ShardCore, VertexRecord
 
 __all__ = ["LiveHost"]
 
@@ -59,7 +57,7 @@ class LiveHost:
     """The live-computation observer of one shard (see the module doc)."""
 
     def __init__(self) -> None:
-        self.core: ShardCore | None = None
+        self.core: ShardView | None = None
         self.watching = False
         self.wake: Callable[[], None] | None = None
         self._runs: dict[str, _Run] = {}
@@ -72,16 +70,16 @@ class LiveHost:
 
     # -- observer protocol ------------------------------------------------------------
 
-    def attach(self, core: ShardCore) -> None:
-        """Bind to ``core`` and build the declared indexes from its vertices."""
-        self.core = core
-        n = core.num_shards
+    def attach(self, shard: ShardView) -> None:
+        """Bind to ``shard`` and build the declared indexes from its vertices."""
+        self.core = shard
+        n = shard.num_shards
         self._lists = [[] for _ in range(n)]
         self._combined = [{} for _ in range(n)]
-        for name, key_functions in declared_indexes(core.types.classes).items():
+        for name, key_functions in declared_indexes(shard.types.classes).items():
             index = self._indexes[name] = ShardIndex(name, key_functions)
-            for vid, record in core.vertices.items():
-                index.update(vid, record.type_name, record.state)
+            for view in shard.vertex_views():
+                index.update(view.vertex_id, view.type_name, view.state)
         self._update_watching()
 
     def vertex_changed(self, change: VertexChange) -> None:
@@ -108,15 +106,15 @@ class LiveHost:
             if offered and self.wake is not None:
                 self.wake()
         if self._runs:
-            record = change._record
-            for cid, run in list(self._runs.items()):
+            view = change.vertex
+            for run in list(self._runs.values()):
                 if vid in run.states:
                     run.changes += 1
-                    self._run_hook(cid, run, vid, record, "change", change)
+                    self._run_hook(run, view, run.computation.on_change, change)
                     if change.deleted:
                         run.states.pop(vid, None)
                 elif not change.deleted:
-                    self._maybe_activate(cid, run, vid, record)
+                    self._maybe_activate(run, view)
 
     def side_pending(self, dest: int) -> int:
         """Computation messages waiting for shard ``dest``."""
@@ -134,26 +132,23 @@ class LiveHost:
 
     def receive_side(self, items: list[Any]) -> None:
         """Deliver computation messages that arrived for this shard's vertices."""
-        assert self.core is not None
-        vertices = self.core.vertices
+        shard = self.core
+        assert shard is not None
         self._received += len(items)
         for cid, vid, msg in items:
             run = self._runs.get(cid)
             if run is None:
                 continue  # the computation was stopped
             run.messages += 1
-            if vid in run.states:
-                self._run_hook(cid, run, vid, vertices[vid], "message", msg)
-                continue
-            record = vertices.get(vid)
-            if record is None:
+            view = shard.vertex_view(vid)
+            if view is None:
                 waiting = run.inbox.setdefault(vid, [])
                 if waiting and run.computation.combines:
                     waiting[0] = run.computation.combine_messages(waiting[0], msg)
                 else:
                     waiting.append(msg)
-            elif self._maybe_activate(cid, run, vid, record):
-                self._run_hook(cid, run, vid, record, "message", msg)
+            elif vid in run.states or self._maybe_activate(run, view):
+                self._run_hook(run, view, run.computation.on_message, msg)
             else:
                 run.dropped += 1
 
@@ -172,10 +167,7 @@ class LiveHost:
         run = self._runs[cid] = _Run(computation, computation.new_aggregate())
         run.senders = self._sender(cid, computation)
         self._update_watching()
-        return sum(
-            self._maybe_activate(cid, run, vid, record)
-            for vid, record in list(self.core.vertices.items())
-        )
+        return sum(self._maybe_activate(run, view) for view in self.core.vertex_views())
 
     def stop(self, cid: str) -> bool:
         """Stop ``cid`` and drop its state; its messages still in flight are ignored."""
@@ -224,37 +216,34 @@ class LiveHost:
         except KeyError:
             raise KeyError(f"no computation {cid!r} is running") from None
 
-    def _maybe_activate(self, cid: str, run: _Run, vid: VertexId, record: VertexRecord) -> bool:
+    def _maybe_activate(self, run: _Run, view: VertexView) -> bool:
+        vid = view.vertex_id
+        comp = run.computation
         try:
-            matches = run.computation.matches(VertexView(vid, record))
+            matches = comp.matches(view)
         except Exception as exc:
-            self._error(run, vid, "matches", exc)
+            self._error(run, vid, comp.matches, exc)
             return False
         if not matches:
             return False
         run.states[vid] = None
-        self._run_hook(cid, run, vid, record, "activate", None)
+        self._run_hook(run, view, comp.on_activate)
         for msg in run.inbox.pop(vid, ()):
             if vid not in run.states:
                 break
-            self._run_hook(cid, run, vid, record, "message", msg)
+            self._run_hook(run, view, comp.on_message, msg)
         return True
 
-    def _run_hook(
-        self, cid: str, run: _Run, vid: VertexId, record: VertexRecord, hook: str, arg: Any
-    ) -> None:
-        comp = run.computation
+    def _run_hook(self, run: _Run, view: VertexView, hook: Callable[..., None], *args: Any) -> None:
+        """Run one hook of the computation (``on_activate``, ``on_change``, ``on_message``)
+        on a vertex; an exception is counted, the rest of its effects stay."""
+        vid = view.vertex_id
         assert run.senders is not None
         ctx = EphemeralContext(
-            vid, run.states[vid], run.aggregate, VertexView(vid, record), comp, *run.senders
+            vid, run.states[vid], run.aggregate, view, run.computation, *run.senders
         )
         try:
-            if hook == "message":
-                comp.on_message(ctx, arg)
-            elif hook == "change":
-                comp.on_change(ctx, arg)
-            else:
-                comp.on_activate(ctx)
+            hook(ctx, *args)
         except Exception as exc:
             self._error(run, vid, hook, exc)
         run.aggregate = ctx.aggregate
@@ -263,10 +252,11 @@ class LiveHost:
         else:
             run.states[vid] = ctx.state
 
-    def _error(self, run: _Run, vid: VertexId, hook: str, exc: Exception) -> None:
+    def _error(self, run: _Run, vid: VertexId, hook: Callable[..., Any], exc: Exception) -> None:
         run.errors += 1
         if len(run.recent_errors) < _ERRORS_KEPT:
-            run.recent_errors.append(f"{hook} on {vid!r}: {type(exc).__name__}: {exc}")
+            name = getattr(hook, "__name__", "hook").removeprefix("on_")
+            run.recent_errors.append(f"{name} on {vid!r}: {type(exc).__name__}: {exc}")
 
     def _sender(
         self, cid: str, computation: Computation

@@ -30,10 +30,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from shards.codec import decode_event
-from shards.core import replay_event
-from shards.logstore import LogName, LogStore
-from snapshot.reconstruct import start_checkpoint
+from shards.logstore import LogStore
+from shards.replay import LogReplay
 from vertex.records import VertexId
 
 __all__ = [
@@ -184,28 +182,27 @@ def replay_notifications(
     exactly as a live subscription would have received them.
 
     It starts from the newest shard checkpoint wholly before ``since`` and replays the
-    event log after it (read-only).
+    event log after it (read-only), giving every change a new state dict so that each
+    notification keeps the states it names.
     """
-    last = store.last_seq(LogName.EVENTS)
-    bound = last if bound is None else min(bound, last)
-    start, vertices = start_checkpoint(store, bound, since)
-    for wc, data in store.scan(LogName.EVENTS, start + 1, bound + 1):
-        entry = decode_event(data)
-        if entry.error is not None or entry.clock == 0:
-            replay_event(vertices, entry)
+    replay = LogReplay(store, bound=bound, start_before=since, keep_states=True, in_edges=False)
+    for step in replay.entries():
+        if step.time < since or not step.acted:
             continue
-        before = vertices.get(entry.vertex)
-        type_name = None if before is None else before.type_name
-        old_state = None if before is None else before.state
-        replay_event(vertices, entry)
-        if entry.time < since:
-            continue
-        after = vertices.get(entry.vertex)
-        state = None
-        if after is not None and not entry.deleted:
+        after = step.record
+        if step.deleted or after is None:
+            type_name, state = step.old_type, None
+        else:
             type_name, state = after.type_name, after.state
         n = Notification(
-            entry.vertex, type_name or "", entry.clock, entry.time, shard, wc, old_state, state
+            step.vertex,
+            type_name or "",
+            step.clock,
+            step.time,
+            shard,
+            step.wc,
+            step.old_state,
+            state,
         )
         if spec.accepts(n):
             yield n

@@ -1,23 +1,102 @@
-"""Encoding of log entries and messages.
+"""The on-disk format of a shard's log, and the one module that encodes and decodes it.
 
-Log values are pickles (protocol 5) of tuples of builtin values only -- no chronoray
-class is pickled -- so a plain Python process with ``rocksdict`` can decode a shard's log
-without chronoray installed (as long as vertex states hold builtin values). The
-field order below is the on-disk format; :data:`FORMAT_VERSION` names it.
+Every value a shard writes -- blocks of commands and events, block headers with vector
+clocks, shard checkpoints, the cursor, the checkpoint list and the manifest -- is made and
+read here. The manifest records :data:`FORMAT_VERSION`; a log of another version is
+refused with :class:`LogFormatError` (it names the path's version and this one).
 
-Messages travel as tuples ``(kind, dst, src, payload, ts)``; ``kind`` is one of the
-``K_*`` constants.
+Format 2, for a plain reader (Python with ``rocksdict``, no chronoray needed)
+----------------------------------------------------------------------------------
+The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
+``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
+and ``meta`` keyed by utf-8 strings. Every value is a pickle (protocol 5) of builtins
+only -- dicts, lists, tuples, str, int, float, bool, None -- plus whatever plain values
+vertex states and messages hold, so ``pickle.loads`` decodes any of them.
+
+One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
+``clocks``, all three under the key of the block's **last worker clock** (so a range scan
+from worker clock ``w`` starts with the block holding ``w``). A block holds the entries
+of worker clocks ``first .. key``, one per behavior execution, as columns (lists of equal
+length, entry ``i`` has worker clock ``first + i``):
+
+``events`` block (a dict):
+    ``first``   first worker clock;
+    ``vertex``  vertex id;
+    ``clock``   the vertex's clock after the execution (0: the message found no vertex
+                and did nothing);
+    ``time``    event time of the entry (for clock 0: the message's time);
+    ``state``   ``None`` (state unchanged) or a dict of the state keys the execution set
+                (for a created vertex: its whole initial state);
+    ``edge``    ``None`` or ``(target, props)``: the outgoing edge the execution set to
+                props, or removed (props ``None``);
+    ``in``      a pickle of the column of ``None`` or ``(source, props)``: the incoming
+                edge record the execution set or removed (kept apart, like ``sends``, so
+                that a replay that does not need incoming edges does not decode them);
+    ``seq0``    list, per destination shard, of the sequence number of its first message;
+    ``sends``   (absent if nothing was sent) a pickle of a dict ``i -> tuple of sends``,
+                the messages entry ``i`` emitted in order, each ``(dest_shard, kind,
+                target, payload)`` -- or ``(dest_shard, kind, target)`` when the payload is
+                the props the entry set on its edge to ``target`` (an edge notice). The
+                sender is the entry's vertex, the time the entry's time, and the sequence
+                numbers per destination shard follow each other from ``seq0``. Kept apart
+                so that a replay of states does not decode them;
+    ``edges``   dict ``i -> tuple of (target, props)`` for entries that set or removed
+                several outgoing edges (their ``edge`` is ``None``);
+    ``created`` dict ``i -> type name``: entries that created their vertex (start from an
+                empty vertex of that class, then apply the entry);
+    ``deleted`` list of ``i``: entries that deleted their vertex;
+    ``failed``  dict ``i -> error text``: failed executions (no effects; only the vertex's
+                clock and time advance);
+    ``dropped`` dict ``i -> tuple of state keys`` the execution removed.
+
+``commands`` block (a dict): the message each execution handled.
+    ``first``; ``runs``: a list of ``(channel, items)``, the entries' messages in order,
+    grouped by the channel they came from (``src:<source>`` or ``shard:<k>``), each item
+    ``(position on the channel, message)`` exactly as it arrived (see below).
+
+``clocks`` block header (a dict): ``first``; ``min_time``/``max_time`` of its entries'
+    times; ``frontier`` (the source frontier the shard had been told); ``vectors`` (list
+    of ``(worker clock, vector clock)``: from that entry on, the shard's vector clock over
+    all shards was this tuple). Readers scan headers to skip blocks a time cut does not
+    need and to find consistent clock cuts.
+
+``checkpoints`` (key: worker clock ``wc``): the whole shard after ``wc`` -- a dict with
+    ``wc``, ``max_time`` (latest entry time up to ``wc``), ``vector``, ``errors`` and the
+    vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
+    of the column of incoming-edge dicts), ``clock``, ``time``.
+
+``meta``: ``manifest`` = ``{"format": 2, "shard": k, "num_shards": n}``; ``schema`` =
+    ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
+    kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
+    log ever recorded under that key (ints and floats together are ``"float"``, other
+    mixes ``"json"``), so that snapshot tables of any cut have the same columns and types;
+    ``cursor`` =
+    ``{"applied": {channel: position}, "next_seq": [...], "acked": [...], "floor": wc}``
+    (written with every block; ``floor`` is the first entry whose messages may be
+    unacknowledged); ``checkpoints`` = list of ``(wc, max_time)``.
+
+Messages travel (and are logged) as tuples ``(kind, dst, src, payload, ts)``: ``kind`` is
+one of the ``K_*`` constants; a stream update (``K_UPDATE``, ``src`` ``None``) has the
+payload ``(update kind, dst, props, vertex_type)`` and its source and offset are its
+channel (``src:<source>``) and position (:func:`update_messages`).
 """
 
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from vertex.records import Update, UpdateKind, VertexId
 
 __all__ = [
     "FORMAT_VERSION",
+    "MANIFEST_KEY",
+    "CURSOR_KEY",
+    "CHECKPOINTS_KEY",
+    "SCHEMA_KEY",
     "K_UPDATE",
     "K_USER",
     "K_EDGE_ADDED",
@@ -27,19 +106,44 @@ __all__ = [
     "K_TARGET_DELETED",
     "K_SPAWN",
     "KIND_NAMES",
+    "LogFormatError",
     "Message",
     "CommandEntry",
-    "EventEntry",
-    "encode",
-    "decode_command",
-    "decode_event",
+    "EventBlock",
+    "BlockHeader",
+    "Manifest",
+    "Cursor",
+    "Schema",
+    "value_kind",
+    "CheckpointColumns",
+    "encode_events",
+    "decode_events",
+    "encode_commands",
+    "decode_commands",
+    "encode_header",
+    "decode_header",
+    "encode_checkpoint",
+    "decode_checkpoint",
+    "encode_checkpoint_list",
+    "decode_checkpoint_list",
+    "encode_cursor",
+    "decode_cursor",
+    "encode_manifest",
+    "decode_manifest",
+    "encode_schema",
+    "decode_schema",
+    "update_messages",
     "update_to_plain",
     "update_from_plain",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+MANIFEST_KEY = "manifest"
+CURSOR_KEY = "cursor"
+CHECKPOINTS_KEY = "checkpoints"
+SCHEMA_KEY = "schema"
 
-K_UPDATE = 0  # payload: a stream Update (logged as a plain tuple)
+K_UPDATE = 0  # payload: a stream Update
 K_USER = 1  # payload: dict sent by ctx.send
 K_EDGE_ADDED = 2  # at the target; payload: edge props
 K_EDGE_UPDATED = 3  # at the target; payload: edge props
@@ -61,16 +165,165 @@ KIND_NAMES = {
 
 Message = tuple[int, VertexId, "VertexId | None", Any, float]
 
+_PROTOCOL = 5
+_dumps = pickle.dumps
+_loads = pickle.loads
+
+
+class LogFormatError(ValueError):
+    """The log was written in another format version (or is not a chronoray log)."""
+
+
+# -- events ------------------------------------------------------------------------------
+
+
+Edge = tuple[VertexId, "dict[str, Any] | None"]
+Send = tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class EventBlock:
+    """The decoded ``events`` block (see the module doc); ``key`` is its last worker clock.
+
+    The messages the entries sent stay encoded until :meth:`messages` asks for them (only
+    recovery needs them, not a replay of states); ``ins`` is ``None`` when decoded without
+    incoming edges."""
+
+    first: int
+    vertex: list[VertexId]
+    clock: list[int]
+    time: list[float]
+    state: list[dict[str, Any] | None]
+    edge: list[Edge | None]
+    ins: list[Edge | None] | None
+    seq0: list[int]
+    sends: bytes = b""
+    edges: dict[int, tuple[Edge, ...]] = field(default_factory=dict)
+    created: dict[int, str] = field(default_factory=dict)
+    deleted: list[int] = field(default_factory=list)
+    failed: dict[int, str] = field(default_factory=dict)
+    dropped: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def key(self) -> int:
+        """The worker clock of the block's last entry (its key in the log)."""
+        return self.first + len(self.vertex) - 1
+
+    def edge_ops(self, i: int) -> tuple[Edge, ...]:
+        """The outgoing edges entry ``i`` set or removed."""
+        one = self.edge[i]
+        return (one,) if one is not None else self.edges.get(i, ())
+
+    def special(self) -> list[int]:
+        """Indices of entries that create, delete, fail, drop state keys or touch several
+        edges, in order: the rare ones a replay handles one by one."""
+        rare = set(self.created)
+        rare.update(self.deleted, self.failed, self.dropped, self.edges)
+        return sorted(rare)
+
+    def messages(self) -> Iterator[tuple[int, int, int, Message]]:
+        """``(index, dest shard, seq, message)`` of every message the block's entries sent,
+        in send order."""
+        if not self.sends:
+            return
+        seq = list(self.seq0)
+        for i, sends in sorted(_loads(self.sends).items()):
+            vid, time = self.vertex[i], self.time[i]
+            props = dict(self.edge_ops(i))
+            for send in sends:
+                if len(send) == 3:  # the payload is what the entry set on that edge
+                    dest, kind, dst = send
+                    payload = props[dst]
+                else:
+                    dest, kind, dst, payload = send
+                yield i, dest, seq[dest], (kind, dst, vid, payload, time)
+                seq[dest] += 1
+
+
+def encode_events(
+    block: EventBlock, sends: dict[int, tuple[tuple[int, int, VertexId, Any], ...]]
+) -> bytes:
+    """One ``events`` value; ``sends`` are the messages entries sent, by entry index, as
+    ``(dest shard, kind, target, payload)``."""
+    value: dict[str, Any] = {
+        "first": block.first,
+        "vertex": block.vertex,
+        "clock": block.clock,
+        "time": block.time,
+        "state": block.state,
+        "edge": block.edge,
+        "in": _dumps(block.ins, _PROTOCOL),
+        "seq0": block.seq0,
+    }
+    if sends:
+        edge, several = block.edge, block.edges
+        referring = [i for i in sends if edge[i] is not None or i in several]
+        if referring:
+            sends = dict(sends)
+            for i in referring:
+                sends[i] = _refer(block, i, sends[i])
+        value["sends"] = _dumps(sends, _PROTOCOL)
+    for name in ("edges", "created", "deleted", "failed", "dropped"):
+        if getattr(block, name):
+            value[name] = getattr(block, name)
+    return _dumps(value, _PROTOCOL)
+
+
+def _refer(block: EventBlock, i: int, sends: tuple[Send, ...]) -> tuple[Send, ...]:
+    """Edge notices whose payload is the props the entry set on that edge refer to it."""
+    edge = block.edge[i]
+    if edge is not None and len(sends) == 1:  # the common case: one edge, its notice
+        dest, kind, dst, payload = sends[0]
+        if dst == edge[0] and payload is not None and payload is edge[1]:
+            return ((dest, kind, dst),)
+        return sends
+    props = dict(block.edge_ops(i))
+    if not props:
+        return sends
+    out: list[Send] = []
+    for dest, kind, dst, payload in sends:
+        if payload is not None and props.get(dst) is payload:
+            out.append((dest, kind, dst))
+        else:
+            out.append((dest, kind, dst, payload))
+    return tuple(out)
+
+
+def decode_events(data: bytes, in_edges: bool = True) -> EventBlock:
+    """Inverse of :func:`encode_events` (without the incoming-edge column unless
+    ``in_edges``)."""
+    v = _loads(data)
+    return EventBlock(
+        v["first"],
+        v["vertex"],
+        v["clock"],
+        v["time"],
+        v["state"],
+        v["edge"],
+        _loads(v["in"]) if in_edges else None,
+        v["seq0"],
+        v.get("sends", b""),
+        v.get("edges", {}),
+        v.get("created", {}),
+        v.get("deleted", []),
+        v.get("failed", {}),
+        v.get("dropped", {}),
+    )
+
+
+# -- commands ----------------------------------------------------------------------------
+
 
 class CommandEntry(NamedTuple):
-    """A command-log entry: the message a behavior execution handled.
+    """A command-log entry: the message one behavior execution handled.
 
     ``channel``/``position`` identify where it came from (``src:<source>`` with the
-    stream offset, or ``shard:<k>`` with that channel's message sequence number).
+    stream offset, or ``shard:<k>`` with that channel's message sequence number). A stream
+    update's payload is its plain tuple (:func:`update_to_plain`).
     """
 
+    wc: int
     vertex: VertexId
-    clock: int
     kind: int
     sender: VertexId | None
     payload: Any
@@ -79,48 +332,54 @@ class CommandEntry(NamedTuple):
     position: int
 
 
-class EventEntry(NamedTuple):
-    """An event-log entry: the outcome of one behavior execution.
+def encode_commands(first: int, runs: list[tuple[str, list[tuple[int, Message]]]]) -> bytes:
+    """One ``commands`` value from the runs of ``(position, message)`` items applied per
+    channel, in order (messages are plain tuples already: nothing to convert)."""
+    return _dumps({"first": first, "runs": runs}, _PROTOCOL)
 
-    ``checkpoint`` is ``None`` or the vertex's full state after the execution as
-    ``(type_name, state, out_edges, in_edges)`` -- written at creation and every
-    ``checkpoint_interval`` executions of the vertex; otherwise ``state_set``/``state_del``
-    are the state delta. ``edge_ops`` (outgoing edges set to props, or removed: ``None``)
-    and ``in_ops`` (the same for incoming edge records) are always given, so a replay can
-    tell which edges an execution changed. ``sends`` are the messages it emitted as
-    ``(dest_shard, seq, message)``. A failed execution has ``error`` set and no effects.
+
+def decode_commands(data: bytes) -> list[CommandEntry]:
+    """Inverse of :func:`encode_commands`: one :class:`CommandEntry` per entry, a stream
+    update's payload in its full plain form (:func:`update_to_plain`)."""
+    v = _loads(data)
+    out = []
+    wc = v["first"]
+    for channel, items in v["runs"]:
+        source = channel.removeprefix("src:")
+        for position, (kind, vid, sender, payload, ts) in items:
+            if kind == K_UPDATE:
+                u_kind, dst, props, vtype = payload
+                payload = (u_kind, vid, ts, dst, props, vtype, source, position)
+            out.append(CommandEntry(wc, vid, kind, sender, payload, ts, channel, position))
+            wc += 1
+    return out
+
+
+# the kind member's own str: enum hashing and .value are Python-level, and slow
+_PAYLOAD = attrgetter("offset", "vertex", "kind._value_", "dst", "props", "vertex_type", "ts")
+
+
+def update_messages(updates: list[Update]) -> list[tuple[int, Message]]:
+    """Stream updates as ``(offset, message)`` items: ``(K_UPDATE, vertex, None, (kind,
+    dst, props, vertex_type), ts)``. The source and offset travel as the batch's channel
+    and the item's position, so the message holds only what they do not say.
+
+    >>> update_messages([Update.add_edge(1, 2, 5.0, w=1).with_origin("s", 7)])
+    [(7, (0, 1, None, ('add_edge', 2, {'w': 1}, None), 5.0))]
     """
-
-    vertex: VertexId
-    clock: int
-    time: float
-    checkpoint: tuple[str, dict[str, Any], dict[Any, Any], dict[Any, Any]] | None
-    state_set: dict[str, Any]
-    state_del: tuple[str, ...]
-    edge_ops: tuple[tuple[VertexId, dict[str, Any] | None], ...]
-    in_ops: tuple[tuple[VertexId, dict[str, Any] | None], ...]
-    sends: tuple[tuple[int, int, Message], ...]
-    error: str | None
-    deleted: bool
+    return [
+        (offset, (K_UPDATE, vertex, None, (kind, dst, _plain_props(props), vtype), ts))
+        for offset, vertex, kind, dst, props, vtype, ts in map(_PAYLOAD, updates)
+    ]
 
 
-def encode(entry: tuple[Any, ...]) -> bytes:
-    """Serialize a log entry (a plain tuple)."""
-    return pickle.dumps(tuple(entry), protocol=5)
-
-
-def decode_command(data: bytes) -> CommandEntry:
-    """Decode a command-log value."""
-    return CommandEntry(*pickle.loads(data))
-
-
-def decode_event(data: bytes) -> EventEntry:
-    """Decode an event-log value."""
-    return EventEntry(*pickle.loads(data))
+def _plain_props(props: Any) -> dict[str, Any]:
+    return props if type(props) is dict else dict(props)
 
 
 def update_to_plain(update: Update) -> tuple[Any, ...]:
-    """An update as a tuple of builtins (its logged form).
+    """An update as a tuple of builtins: ``(kind, vertex, ts, dst, props, vertex_type,
+    source, offset)``.
 
     >>> u = Update.add_edge(1, 2, 5, weight=3).with_origin("f.txt", 9)
     >>> update_from_plain(update_to_plain(u)) == u
@@ -142,3 +401,249 @@ def update_from_plain(plain: tuple[Any, ...]) -> Update:
     """Inverse of :func:`update_to_plain`."""
     kind, vertex, ts, dst, props, vertex_type, source, offset = plain
     return Update(UpdateKind(kind), vertex, ts, dst, props, vertex_type, source, offset)
+
+
+# -- block headers -----------------------------------------------------------------------
+
+
+class BlockHeader(NamedTuple):
+    """The ``clocks`` value of a block: its extent, time range, the source frontier and
+    the vector clocks its entries ran under."""
+
+    first: int
+    last: int
+    min_time: float
+    max_time: float
+    frontier: float
+    vectors: list[tuple[int, tuple[int, ...]]]
+
+
+def encode_header(header: BlockHeader) -> bytes:
+    """One ``clocks`` value (its key is ``header.last``)."""
+    return _dumps(
+        {
+            "first": header.first,
+            "min_time": header.min_time,
+            "max_time": header.max_time,
+            "frontier": header.frontier,
+            "vectors": header.vectors,
+        },
+        _PROTOCOL,
+    )
+
+
+def decode_header(key: int, data: bytes) -> BlockHeader:
+    """Inverse of :func:`encode_header`."""
+    v = _loads(data)
+    return BlockHeader(
+        v["first"], key, v["min_time"], v["max_time"], v["frontier"], list(v["vectors"])
+    )
+
+
+# -- shard checkpoints -------------------------------------------------------------------
+
+
+class CheckpointColumns(NamedTuple):
+    """A shard checkpoint as columns, one row per vertex."""
+
+    wc: int
+    max_time: float
+    vector: tuple[int, ...]
+    errors: int
+    vertex: list[VertexId]
+    type: list[str]
+    state: list[dict[str, Any]]
+    out: list[dict[VertexId, dict[str, Any]]]
+    ins: list[dict[VertexId, dict[str, Any]]]
+    clock: list[int]
+    time: list[float]
+
+
+def encode_checkpoint(columns: CheckpointColumns) -> bytes:
+    """One ``checkpoints`` value."""
+    c = columns
+    return _dumps(
+        {
+            "wc": c.wc,
+            "max_time": c.max_time,
+            "vector": list(c.vector),
+            "errors": c.errors,
+            "vertex": c.vertex,
+            "type": c.type,
+            "state": c.state,
+            "out": c.out,
+            "in": _dumps(c.ins, _PROTOCOL),
+            "clock": c.clock,
+            "time": c.time,
+        },
+        _PROTOCOL,
+    )
+
+
+def decode_checkpoint(data: bytes, in_edges: bool = True) -> CheckpointColumns:
+    """Inverse of :func:`encode_checkpoint` (incoming edges empty unless ``in_edges``)."""
+    v = _loads(data)
+    return CheckpointColumns(
+        v["wc"],
+        v["max_time"],
+        tuple(v["vector"]),
+        v["errors"],
+        v["vertex"],
+        v["type"],
+        v["state"],
+        v["out"],
+        _loads(v["in"]) if in_edges else [{} for _ in v["vertex"]],
+        v["clock"],
+        v["time"],
+    )
+
+
+def encode_checkpoint_list(checkpoints: list[tuple[int, float]]) -> bytes:
+    """The ``checkpoints`` meta value: ``(wc, max_time)`` of every shard checkpoint."""
+    return _dumps([tuple(c) for c in checkpoints], _PROTOCOL)
+
+
+def decode_checkpoint_list(data: bytes | None) -> list[tuple[int, float]]:
+    """Inverse of :func:`encode_checkpoint_list` (``None``: no checkpoint yet)."""
+    return [] if data is None else [tuple(c) for c in _loads(data)]
+
+
+# -- cursor and manifest -----------------------------------------------------------------
+
+
+class Cursor(NamedTuple):
+    """Channel positions applied, outbox sequence numbers, and the first entry whose
+    messages may be unacknowledged (``floor``)."""
+
+    applied: dict[str, int]
+    next_seq: list[int]
+    acked: list[int]
+    floor: int
+
+
+def encode_cursor(cursor: Cursor) -> bytes:
+    """The ``cursor`` meta value."""
+    return _dumps(cursor._asdict(), _PROTOCOL)
+
+
+def decode_cursor(data: bytes) -> Cursor:
+    """Inverse of :func:`encode_cursor`."""
+    v = _loads(data)
+    return Cursor(dict(v["applied"]), list(v["next_seq"]), list(v["acked"]), v["floor"])
+
+
+class Manifest(NamedTuple):
+    """What a log is: its format version and which shard of how many wrote it."""
+
+    format: int
+    shard: int
+    num_shards: int
+
+
+def encode_manifest(manifest: Manifest) -> bytes:
+    """The ``manifest`` meta value."""
+    return _dumps(manifest._asdict(), _PROTOCOL)
+
+
+def decode_manifest(data: bytes, where: str) -> Manifest:
+    """Inverse of :func:`encode_manifest`; :class:`LogFormatError` naming ``where`` if the
+    log was written in another format version.
+
+    >>> decode_manifest(encode_manifest(Manifest(FORMAT_VERSION, 0, 2)), "x").num_shards
+    2
+    >>> decode_manifest(encode_manifest(Manifest(1, 0, 2)), "logs/shard-0")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    shards.codec.LogFormatError: logs/shard-0 holds a log in format 1; this chronoray ...
+    """
+    try:
+        v = _loads(data)
+        found = Manifest(int(v["format"]), int(v["shard"]), int(v["num_shards"]))
+    except Exception as exc:
+        raise LogFormatError(f"{where}: unreadable manifest ({exc})") from exc
+    if found.format != FORMAT_VERSION:
+        raise LogFormatError(
+            f"{where} holds a log in format {found.format}; this chronoray reads format "
+            f"{FORMAT_VERSION} only (re-ingest the data into a new log directory)"
+        )
+    return found
+
+
+# -- schema --------------------------------------------------------------------------------
+
+_KINDS = {int: "int", float: "float", bool: "bool", str: "str"}
+
+
+def value_kind(value: Any) -> str:
+    """The column kind of a value: ``int``, ``float``, ``bool``, ``str`` or ``json``.
+
+    >>> [value_kind(v) for v in (1, 2.5, True, "a", [1], None)]
+    ['int', 'float', 'bool', 'str', 'json', 'json']
+    """
+    return _KINDS.get(type(value), "json")
+
+
+def _widen(kind: str | None, other: str) -> str:
+    if kind is None or kind == other:
+        return other
+    if {kind, other} == {"int", "float"}:
+        return "float"
+    return "json"
+
+
+class Schema(NamedTuple):
+    """The columns a shard's states and edges ever had, with their kinds (see the module
+    doc), and whether vertex ids were all ints (``ids``: ``"int"``) or not (``"str"``)."""
+
+    ids: str
+    vertex: dict[str, str]
+    edge: dict[str, str]
+
+    @classmethod
+    def empty(cls) -> Schema:
+        """The schema of a log with nothing in it."""
+        return cls("int", {}, {})
+
+    def merge(self, other: Schema) -> Schema:
+        """The union of two schemas (kinds widened where they differ).
+
+        >>> a = Schema("int", {"n": "int"}, {})
+        >>> a.merge(Schema("int", {"n": "float", "s": "str"}, {"w": "int"}))
+        Schema(ids='int', vertex={'n': 'float', 's': 'str'}, edge={'w': 'int'})
+        """
+        vertex, edge = dict(self.vertex), dict(self.edge)
+        for mine, theirs in ((vertex, other.vertex), (edge, other.edge)):
+            for key, kind in theirs.items():
+                mine[key] = _widen(mine.get(key), kind)
+        ids = "int" if self.ids == other.ids == "int" else "str"
+        return Schema(ids, vertex, edge)
+
+    def note(self, seen: dict[str, type], column: str, values: dict[str, Any]) -> bool:
+        """Record the kinds of ``values`` (a state delta or edge props) in ``column``
+        (``"vertex"`` or ``"edge"``); ``seen`` caches the Python type last seen per key so
+        the common case costs one lookup per key. Returns whether the schema changed."""
+        kinds = self.vertex if column == "vertex" else self.edge
+        changed = False
+        for key, value in values.items():
+            t = type(value)
+            if seen.get(key) is t:
+                continue
+            seen[key] = t
+            kind = _widen(kinds.get(key), value_kind(value))
+            if kinds.get(key) != kind:
+                kinds[key] = kind
+                changed = True
+        return changed
+
+
+def encode_schema(schema: Schema) -> bytes:
+    """The ``schema`` meta value."""
+    return _dumps(schema._asdict(), _PROTOCOL)
+
+
+def decode_schema(data: bytes | None) -> Schema:
+    """Inverse of :func:`encode_schema` (``None``: :meth:`Schema.empty`)."""
+    if data is None:
+        return Schema.empty()
+    v = _loads(data)
+    return Schema(v["ids"], dict(v["vertex"]), dict(v["edge"]))

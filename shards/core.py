@@ -8,10 +8,12 @@ per-destination outboxes until the destination acknowledges them. The Ray actor
 
 Guarantees:
 
-* **Acknowledged = logged.** :meth:`ShardCore.handle` writes one atomic log batch (command
-  and event entries, vector clock, channel cursors) before it returns; only then are the
-  batch's messages released to the outboxes. If the write fails the core raises
-  :class:`ShardFailed` and must be rebuilt from its log (its memory may be ahead of it).
+* **Acknowledged = logged.** :meth:`ShardCore.handle` writes one atomic log batch -- one
+  block of command entries, one of event entries and one block header (see
+  :mod:`shards.codec`), the channel cursors, and a shard checkpoint when one is due --
+  before it returns; only then are the batch's messages released to the outboxes. If the
+  write fails the core raises :class:`ShardFailed` and must be rebuilt from its log (its
+  memory may be ahead of it).
 * **Exactly once per channel.** A batch names its channel and the position of the last
   item the sender sent on it before (``prev``). Items at or below the channel's applied
   position are duplicates and skipped; a batch whose ``prev`` is ahead of the applied
@@ -20,43 +22,82 @@ Guarantees:
   positions are logged with every batch, so resends after a crash are applied once.
 * **FIFO** per (sender vertex, receiver vertex): messages are numbered per channel in
   send order and applied in channel order.
-* **Recovery.** A new core over an existing log rebuilds every vertex by replaying its
-  event log (full state at creation and every ``checkpoint_interval`` executions of a
-  vertex, deltas in between) and rebuilds the outboxes from the first entry whose
-  messages were not known to be acknowledged.
+* **A failing behavior applies nothing**: its entry records the error, the vertex's
+  clock and time advance, nothing else changes and nothing is sent.
+* **Log cost independent of degree.** An entry logs what the execution changed (state
+  keys, the edges it touched, the messages it sent), never a whole vertex. The whole shard
+  is checkpointed once at least ``shard_checkpoint_interval`` entries *and* as many entries
+  as the checkpoint holds records (vertices and edges) were logged since the last one, so a
+  checkpoint never costs more than the replay it saves.
+* **Recovery.** A new core over an existing log rebuilds every vertex from the newest
+  shard checkpoint plus the entries after it (:class:`~shards.replay.LogReplay`) and
+  rebuilds the outboxes from the first entry whose messages were not known to be
+  acknowledged.
 """
 
 from __future__ import annotations
 
 import math
-import pickle
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from pickle import dumps as _dumps
 from typing import Any
 
+from shards.blocks import BlockWriter, SchemaTracker
 from shards.clocks import VectorClock
 from shards.codec import (
+    CHECKPOINTS_KEY,
+    CURSOR_KEY,
+    FORMAT_VERSION,
     K_EDGE_ADDED,
     K_EDGE_REJECTED,
     K_EDGE_REMOVED,
     K_EDGE_UPDATED,
     K_SPAWN,
     K_TARGET_DELETED,
-    K_UPDATE,
     K_USER,
-    EventEntry,
+    MANIFEST_KEY,
+    SCHEMA_KEY,
+    CheckpointColumns,
+    Cursor,
+    LogFormatError,
+    Manifest,
     Message,
-    decode_event,
-    update_to_plain,
+    Schema,
+    decode_cursor,
+    decode_schema,
+    encode_checkpoint,
+    encode_checkpoint_list,
+    encode_cursor,
+    encode_manifest,
+    update_messages,
+)
+from shards.execute import (
+    EDGE_CLEANUP,
+    HANDLERS,
+    REJECT,
+    Execution,
+    created_type,
+    creates_nothing,
+    creation_props,
+    settle,
 )
 from shards.logstore import LogBatch, LogName, LogStore
-from shards.observe import ShardObserver, VertexChange
+from shards.observe import ShardObserver, VertexChange, VertexView
+from shards.records import VertexRecord, set_edge
+from shards.replay import (
+    LogReplay,
+    checkpoint_list,
+    headers,
+    last_worker_clock,
+    load_shard_checkpoint,
+    paused_gc,
+    read_manifest,
+)
 from shards.routing import shard_of
-from vertex.model import Context, VertexTypes
-from vertex.records import Update, UpdateKind, VertexId
+from vertex.model import DirectHooks, Vertex, VertexTypes
+from vertex.records import Update, VertexId
 
 __all__ = [
     "Batch",
@@ -65,21 +106,10 @@ __all__ = [
     "ShardFailed",
     "VertexNotFound",
     "VertexRecord",
-    "ShardCheckpoint",
-    "apply_event",
-    "decode_shard_checkpoint",
-    "list_shard_checkpoints",
-    "load_shard_checkpoint",
-    "replay_event",
     "source_channel",
     "shard_channel",
 ]
 
-_CURSOR_KEY = "cursor"
-_CHECKPOINTS_KEY = "checkpoints"
-_MANIFEST_KEY = "manifest"
-_EDGE_CLEANUP = (K_EDGE_REJECTED, K_TARGET_DELETED)
-_NO_CREATE = (K_EDGE_REJECTED, K_TARGET_DELETED, K_EDGE_REMOVED, K_EDGE_UPDATED)
 _ERRORS_KEPT = 100
 
 
@@ -116,7 +146,8 @@ class Batch:
 
     ``side`` holds the sender's unlogged observer items (ephemeral messages): they ride
     along with the logged items but are never logged, numbered or acknowledged (see
-    :mod:`shards.observe`). A batch with only side items has no ``items`` and no vector."""
+    :mod:`shards.observe`). A batch with only side items has no ``items`` and no vector.
+    Messages are plain tuples (see :mod:`shards.codec`), so a batch pickles fast."""
 
     channel: str
     prev: int
@@ -129,8 +160,7 @@ class Batch:
         """A batch of stream updates of one source (stamped with ``(source, offset)``)."""
         if not updates:
             raise ValueError("empty batch")
-        items = [(u.offset, (K_UPDATE, u.vertex, None, u, u.ts)) for u in updates]
-        return cls(source_channel(updates[0].source), prev, items)
+        return cls(source_channel(updates[0].source), prev, update_messages(updates))
 
 
 @dataclass(slots=True)
@@ -142,29 +172,6 @@ class HandleResult:
     duplicates: int = 0
     buffered: bool = False
     applied: int = 0
-
-
-@dataclass(slots=True)
-class VertexRecord:
-    """A live vertex: its class, state, edges, clock and event time."""
-
-    type_name: str
-    state: dict[str, Any]
-    out_edges: dict[VertexId, dict[str, Any]]
-    in_edges: dict[VertexId, dict[str, Any]]
-    clock: int = 0
-    time: float = -math.inf
-
-    def snapshot(self) -> dict[str, Any]:
-        """A plain, independent copy (what queries return)."""
-        return {
-            "type": self.type_name,
-            "clock": self.clock,
-            "time": self.time,
-            "state": dict(self.state),
-            "out_edges": {k: dict(v) for k, v in self.out_edges.items()},
-            "in_edges": {k: dict(v) for k, v in self.in_edges.items()},
-        }
 
 
 @dataclass(slots=True)
@@ -180,7 +187,10 @@ class ShardCore:
 
     ``store`` is the shard's :class:`~shards.logstore.LogStore` (``None`` runs without
     logging: an ephemeral graph with no history and no recovery). Creating a core over a
-    non-empty store recovers the shard from it.
+    non-empty store recovers the shard from it; a store written in another format version
+    is refused (:class:`~shards.codec.LogFormatError`). ``checkpoint_interval`` (the
+    per-vertex checkpoint interval of format 1) is accepted and ignored: a vertex is never
+    written whole; see the module doc for when the shard is.
     """
 
     def __init__(
@@ -197,18 +207,21 @@ class ShardCore:
             raise ValueError(f"shard id {shard_id} outside 0..{num_shards - 1}")
         if checkpoint_interval < 1:
             raise ValueError("checkpoint_interval must be >= 1")
+        if shard_checkpoint_interval < 1:
+            raise ValueError("shard_checkpoint_interval must be >= 1")
         self.shard_id = shard_id
         self.num_shards = num_shards
         self.store = store
         self.types = types or VertexTypes()
-        self.checkpoint_interval = checkpoint_interval
         self.shard_checkpoint_interval = shard_checkpoint_interval
         self.max_time = -math.inf
         self.frontier = math.inf
         self.checkpoints: list[tuple[int, float]] = []  # (worker clock, max event time)
         self._last_checkpoint = 0
+        self._next_checkpoint = shard_checkpoint_interval
         self.vertices: dict[VertexId, VertexRecord] = {}
         self.vector = VectorClock(num_shards)
+        self._wc = 0
         self.applied: dict[str, int] = {}
         self.errors = 0
         self.recent_errors: deque[tuple[int, VertexId, str]] = deque(maxlen=_ERRORS_KEPT)
@@ -216,6 +229,8 @@ class ShardCore:
         self._reorder: dict[str, dict[int, Batch]] = {}
         self._vector_grew = False
         self._route: dict[VertexId, int] = {}
+        self._plans: dict[str, tuple[Vertex, DirectHooks]] = {}
+        self._schema = SchemaTracker(Schema.empty())
         self._observer: ShardObserver | None = None
         self._side_inflight = [0] * num_shards
         if store is not None:
@@ -237,7 +252,7 @@ class ShardCore:
     @property
     def worker_clock(self) -> int:
         """Number of behavior executions on this shard so far."""
-        return self.vector[self.shard_id]
+        return self._wc
 
     def pending(self, dest: int) -> int:
         """Messages for ``dest`` not yet acknowledged."""
@@ -273,7 +288,13 @@ class ShardCore:
         """Apply ``batch`` (and any buffered successors on its channel), log, release sends.
 
         Side items are handed to the observer after the logged items (at once if the
-        logged items wait in the reorder buffer)."""
+        logged items wait in the reorder buffer). The cyclic garbage collector pauses
+        meanwhile: a batch's many short-lived objects would otherwise be scanned again and
+        again while they are alive (cycles user code makes are collected right after)."""
+        with paused_gc():
+            return self._handle(batch)
+
+    def _handle(self, batch: Batch) -> HandleResult:
         channel = batch.channel
         applied = self.applied.get(channel, 0)
         if not batch.items:
@@ -288,32 +309,23 @@ class ShardCore:
                 self._observer.receive_side(batch.side)
             return HandleResult(buffered=True, applied=applied)
         result = HandleResult()
-        log = _Writes() if self.store is not None else None
-        released: list[tuple[int, list[tuple[int, int, Message]]]] = []
-        self._apply(batch, log, released, result)
+        block = None
+        if self.store is not None:
+            block = BlockWriter(self._wc + 1, [o.next_seq for o in self._outboxes])
+        released: list[tuple[int, int, Message, int]] = []
+        self._apply(batch, block, released, result)
         waiting = self._reorder.get(channel)
         while waiting:
             ready = [p for p in waiting if p <= self.applied.get(channel, 0)]
             if not ready:
                 break
             for prev in sorted(ready):
-                self._apply(waiting.pop(prev), log, released, result)
-        if log is not None and log.events:
-            batch_log = log.batch(self._cursor(released))
-            if self.worker_clock - self._last_checkpoint >= self.shard_checkpoint_interval:
-                wc = self.worker_clock
-                batch_log.entries[LogName.CHECKPOINTS] = [(wc, self._shard_checkpoint())]
-                self.checkpoints.append((wc, self.max_time))
-                batch_log.put_meta(_CHECKPOINTS_KEY, _dumps(self.checkpoints, 5))
-                self._last_checkpoint = wc
-            try:
-                self.store.append(batch_log)  # type: ignore[union-attr]
-            except Exception as exc:
-                raise ShardFailed(f"shard {self.shard_id}: log write failed: {exc}") from exc
+                self._apply(waiting.pop(prev), block, released, result)
+        if block is not None and block.events:
+            self._write(block, released)
         outboxes = self._outboxes
-        for wc, sends in released:
-            for dest, seq, msg in sends:
-                outboxes[dest].items.append((seq, msg, wc))
+        for dest, seq, msg, wc in released:
+            outboxes[dest].items.append((seq, msg, wc))
         if batch.side and self._observer is not None:
             self._observer.receive_side(batch.side)
         result.applied = self.applied.get(channel, 0)
@@ -386,6 +398,15 @@ class ShardCore:
             raise VertexNotFound(vertex_id)
         return record.snapshot()
 
+    def vertex_view(self, vertex_id: VertexId) -> VertexView | None:
+        """A read-only view of a live vertex (``None``: not on this shard)."""
+        record = self.vertices.get(vertex_id)
+        return None if record is None else VertexView(vertex_id, record)
+
+    def vertex_views(self) -> Iterator[VertexView]:
+        """Read-only views of every live vertex of this shard."""
+        return (VertexView(vid, record) for vid, record in list(self.vertices.items()))
+
     def stats(self) -> dict[str, Any]:
         """Vertex and edge counts, clocks, errors and outbox sizes of this shard."""
         return {
@@ -402,479 +423,359 @@ class ShardCore:
             "side_processed": 0 if self._observer is None else self._observer.side_processed(),
         }
 
-    # -- execution --------------------------------------------------------------------
+    # -- execution: apply a batch, then one small step after the other per message ------
 
     def _apply(
         self,
         batch: Batch,
-        log: _Writes | None,
-        released: list[tuple[int, list[tuple[int, int, Message]]]],
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
         result: HandleResult,
     ) -> None:
         if batch.vector is not None and self.vector.merge(batch.vector):
             self._vector_grew = True
         channel = batch.channel
         applied = self.applied.get(channel, 0)
-        for position, msg in batch.items:
-            if position <= applied:
-                result.duplicates += 1
-                continue
-            self._execute(msg, channel, position, log, released)
-            applied = position
-            result.executed += 1
-        self.applied[channel] = applied
+        items = batch.items
+        if items[0][0] <= applied:  # positions increase: the duplicates come first
+            fresh = [item for item in items if item[0] > applied]
+            result.duplicates += len(items) - len(fresh)
+            items = fresh
+        if not items:
+            return
+        first = self._wc + 1
+        execute = self._execute
+        for _, msg in items:
+            execute(msg, block, released)
+        self.applied[channel] = items[-1][0]
+        result.executed += len(items)
+        self.vector[self.shard_id] = self._wc
+        if block is not None:
+            block.runs.append((channel, items))
+            if self._vector_grew:  # the vector the entries from `first` on ran under
+                vector = list(self.vector.as_tuple())
+                vector[self.shard_id] = first
+                block.vectors.append((first, tuple(vector)))
+                self._vector_grew = False
 
     def _execute(
         self,
         msg: Message,
-        channel: str,
-        position: int,
-        log: _Writes | None,
-        released: list[tuple[int, list[tuple[int, int, Message]]]],
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
     ) -> None:
+        """Run one message: start, hooks, messages, then (only if all of that succeeded)
+        number, observe, commit and log."""
         kind, vid, sender, payload, ts = msg
-        if self._shard_of(vid) != self.shard_id:
+        shard = self._route.get(vid)
+        if shard is None:
+            shard = self._route[vid] = shard_of(vid, self.num_shards)
+        if shard != self.shard_id:
             raise ValueError(f"vertex {vid!r} does not belong to shard {self.shard_id}")
-        wc = self.vector.tick(self.shard_id)
+        wc = self._wc = self._wc + 1
         record = self.vertices.get(vid)
-        created = record is None
-        error: str | None = None
-        ctx: Context | None = None
-        if created and _creates_nothing(kind, payload):
-            record = None
-        else:
-            if record is None:
-                vtype = _created_type(kind, payload) or self.types.default_name
-                record = VertexRecord(vtype, {}, {}, {})
-            ctx = Context(
-                vid,
-                record.clock + 1,
-                max(record.time, ts),
-                dict(record.state),
-                record.out_edges,
-                record.in_edges,
-                sender,
-            )
-            try:
-                in_op = self._dispatch(record, ctx, created, kind, sender, payload)
-            except Exception as exc:  # a failing behavior applies nothing
-                error = f"{type(exc).__name__}: {exc}"
-        if log is not None:
-            plain = update_to_plain(payload) if kind == K_UPDATE else payload
-            log.commands.append(
-                (
-                    wc,
-                    _dumps(
-                        (vid, ctx.clock if ctx else 0, kind, sender, plain, ts, channel, position),
-                        5,
-                    ),
-                )
-            )
-            if self._vector_grew:  # log the vector when it learnt something from another shard
-                log.clocks.append((wc, _dumps(self.vector.as_tuple(), 5)))
-                self._vector_grew = False
-        entry_time = ts if ctx is None else ctx.time
-        if entry_time > self.max_time:
-            self.max_time = entry_time
-        if ctx is None or record is None:
-            if log is not None:
-                log.events.append(
-                    (wc, _dumps((vid, 0, ts, None, {}, (), (), (), (), None, False), 5))
-                )
+        if record is None and creates_nothing(kind, payload):
+            if ts > self.max_time:
+                self.max_time = ts
+            if block is not None:
+                block.events.append((vid, 0, ts, None, None, None))
             return
-        if error is not None:
-            self.errors += 1
-            self.recent_errors.append((wc, vid, error))
-            if not created:
-                record.clock, record.time = ctx.clock, ctx.time
-            if log is not None:
-                entry = (vid, ctx.clock, ctx.time, None, {}, (), (), (), (), error, False)
-                log.events.append((wc, _dumps(entry, 5)))
+        try:
+            run = self._start(kind, vid, record, sender, payload, ts)
+            HANDLERS[kind](run, sender, payload, ts)
+            if run.ctx is not None:
+                settle(run, block is not None)
+            messages = self._messages(run, kind) if run.emits() else None
+        except Exception as exc:  # a failing behavior applies nothing
+            self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
             return
-        old_state = record.state
-        new_state = ctx.state
-        state_set = {k: v for k, v in new_state.items() if k not in old_state or old_state[k] != v}
-        state_del = tuple(k for k in old_state if k not in new_state)
-        sends = self._effects(record, ctx, kind, sender)
-        edge_ops = tuple(ctx.edge_ops.items())
+        if run.time > self.max_time:
+            self.max_time = run.time
+        sends = self._number(run, messages, wc, released) if messages else None
         observer = self._observer
-        change = None
-        if observer is not None and observer.watching:
-            change = _change(vid, record, wc, created, ctx.deleted, old_state, edge_ops, in_op)
-        for dst, props in edge_ops:
-            if props is None:
-                record.out_edges.pop(dst, None)
-            else:
-                record.out_edges[dst] = props
-        if in_op is not None:
-            src, props = in_op
-            if props is None:
-                record.in_edges.pop(src, None)
-            else:
-                record.in_edges[src] = props
-        record.state = new_state
-        record.clock, record.time = ctx.clock, ctx.time
-        if ctx.deleted:
-            self.vertices.pop(vid, None)
-        elif created:
-            self.vertices[vid] = record
+        change = self._observe(run, wc) if observer is not None and observer.watching else None
+        self._commit(run)
         if change is not None:
-            change.clock, change.time = ctx.clock, ctx.time
-            change.state = None if ctx.deleted else new_state
             observer.vertex_changed(change)  # type: ignore[union-attr]
-        if log is not None:
-            checkpoint = None
-            if not ctx.deleted and (created or ctx.clock % self.checkpoint_interval == 0):
-                checkpoint = (record.type_name, new_state, record.out_edges, record.in_edges)
-            entry = (
-                vid,
-                ctx.clock,
-                ctx.time,
-                checkpoint,
-                {} if checkpoint else state_set,
-                () if checkpoint else state_del,
-                edge_ops,
-                () if in_op is None else (in_op,),
-                sends,
-                None,
-                ctx.deleted,
-            )
-            log.events.append((wc, _dumps(entry, 5)))
-        if sends:
-            released.append((wc, sends))
+        if block is not None:
+            i = len(block.events)
+            if run.created:
+                block.created[i] = run.record.type_name
+            if run.deleted:
+                block.deleted.append(i)
+            if run.dropped:
+                block.dropped[i] = run.dropped
+            if sends:
+                block.sends[i] = sends
+            edge_ops = run.edge_ops
+            if len(edge_ops) > 1:
+                block.edges[i] = edge_ops
+            edge = edge_ops[0] if len(edge_ops) == 1 else None
+            block.events.append((vid, run.clock, run.time, run.delta, edge, run.in_op))
 
-    def _dispatch(
+    def _start(
         self,
-        record: VertexRecord,
-        ctx: Context,
-        created: bool,
         kind: int,
+        vid: VertexId,
+        record: VertexRecord | None,
         sender: VertexId | None,
         payload: Any,
-    ) -> tuple[VertexId, dict[str, Any] | None] | None:
-        """Run the hooks for one message; returns the incoming-edge record change."""
-        behavior = self.types.behavior(record.type_name)
+        ts: float,
+    ) -> Execution:
+        """The execution's value; creates the vertex (running ``on_create``) if new."""
+        created = record is None
+        if record is None:
+            type_name = created_type(kind, payload) or self.types.default_name
+            record = VertexRecord(type_name, {}, {}, {})
+        plan = self._plans.get(record.type_name)
+        if plan is None:
+            name = record.type_name
+            plan = self._plans[name] = (self.types.behavior(name), self.types.direct(name))
+        time = record.time if record.time > ts else ts
+        run = Execution(vid, record, created, plan[0], plan[1], record.clock + 1, time, sender)
         if created:
-            behavior.on_create(ctx, _creation_props(kind, payload))
-        if kind == K_UPDATE:
-            upd: Update = payload
-            if upd.kind is UpdateKind.ADD_VERTEX:
-                if not created:
-                    ctx.state.update(upd.props)
-            elif upd.kind is UpdateKind.REMOVE_VERTEX:
-                behavior.on_delete(ctx)
-                ctx.deleted = True
-            elif upd.kind is UpdateKind.MESSAGE:
-                behavior.on_message(ctx, upd.props)
-            else:
-                behavior.on_edge_event(ctx, upd.kind, upd.dst, upd.ts, upd.props)  # type: ignore[arg-type]
-        elif kind == K_USER:
-            behavior.on_message(ctx, payload)
-        elif kind == K_EDGE_ADDED or kind == K_EDGE_UPDATED:
-            assert sender is not None
-            if sender in record.in_edges:
-                behavior.on_update_edge(ctx, sender, payload)
-                return sender, payload
-            if kind == K_EDGE_ADDED:
-                if behavior.on_add_edge(ctx, sender, payload):
-                    return sender, payload
-                ctx.sends.append((sender, _REJECT))
-        elif kind == K_EDGE_REMOVED:
-            if sender in record.in_edges:
-                behavior.on_remove_edge(ctx, sender)  # type: ignore[arg-type]
-                return sender, None
-        elif kind in _EDGE_CLEANUP:
-            if ctx.edge(sender) is not None:  # type: ignore[arg-type]
-                ctx.edge_ops[sender] = None  # type: ignore[index]
-                behavior.on_edge_dropped(ctx, sender)  # type: ignore[arg-type]
-        elif kind == K_SPAWN:
-            pass  # creation (if new) already ran on_create
-        return None
+            run.behavior.on_create(run.context(), creation_props(kind, payload))
+        return run
 
-    def _effects(
-        self, record: VertexRecord, ctx: Context, kind: int, sender: VertexId | None
-    ) -> list[tuple[int, int, Message]]:
-        """Number the messages an execution emits: sends, spawns, edge notices."""
-        vid, time = ctx.vertex_id, ctx.time
-        out: list[tuple[VertexId, Message]] = []
-        for dst, payload in ctx.sends:
-            if payload is _REJECT:
-                out.append((dst, (K_EDGE_REJECTED, dst, vid, None, time)))
+    def _failed(
+        self,
+        wc: int,
+        vid: VertexId,
+        record: VertexRecord | None,
+        ts: float,
+        error: str,
+        block: BlockWriter | None,
+    ) -> None:
+        clock = 1 if record is None else record.clock + 1
+        time = ts if record is None else max(record.time, ts)
+        if time > self.max_time:
+            self.max_time = time
+        self.errors += 1
+        self.recent_errors.append((wc, vid, error))
+        if record is not None:
+            record.clock, record.time = clock, time
+        if block is not None:
+            block.failed[len(block.events)] = error
+            block.events.append((vid, clock, time, None, None, None))
+
+    def _messages(self, run: Execution, kind: int) -> list[tuple[int, int, VertexId, Any]]:
+        """The messages the execution emits -- sends, spawns, edge notices -- as
+        ``(dest shard, kind, target, payload)`` (raises, as a failure of the behavior, on
+        a target id that cannot be routed)."""
+        out_edges = run.record.out_edges
+        out: list[tuple[int, VertexId, Any]] = []
+        for dst, payload in run.sends:
+            if payload is REJECT:
+                out.append((K_EDGE_REJECTED, dst, None))
             else:
-                out.append((dst, (K_USER, dst, vid, payload, time)))
-        for new_id, vtype, props in ctx.spawns:
-            out.append((new_id, (K_SPAWN, new_id, vid, (vtype, props), time)))
-        silent = kind in _EDGE_CLEANUP  # removing an edge its target refused or lost
-        for dst, props in ctx.edge_ops.items():
-            if silent and dst == sender:
+                out.append((K_USER, dst, payload))
+        for new_id, vtype, props in run.spawns:
+            out.append((K_SPAWN, new_id, (vtype, props)))
+        silent = kind in EDGE_CLEANUP  # removing an edge its target refused or lost
+        for dst, props in run.edge_ops:
+            if silent and dst == run.sender:
                 continue
             if props is None:
-                if dst in record.out_edges:
-                    out.append((dst, (K_EDGE_REMOVED, dst, vid, None, time)))
-            elif dst in record.out_edges:
-                out.append((dst, (K_EDGE_UPDATED, dst, vid, props, time)))
+                if dst in out_edges:
+                    out.append((K_EDGE_REMOVED, dst, None))
             else:
-                out.append((dst, (K_EDGE_ADDED, dst, vid, props, time)))
-        if ctx.deleted:
-            for dst in record.out_edges:
-                if ctx.edge_ops.get(dst, _KEEP) is not None:
-                    out.append((dst, (K_EDGE_REMOVED, dst, vid, None, time)))
-            for src in record.in_edges:
-                out.append((src, (K_TARGET_DELETED, src, vid, None, time)))
-        numbered: list[tuple[int, int, Message]] = []
-        for dst, msg in out:
-            dest = self._shard_of(dst)
-            box = self._outboxes[dest]
-            numbered.append((dest, box.next_seq, msg))
-            box.next_seq += 1
-        return numbered
+                out.append((K_EDGE_UPDATED if dst in out_edges else K_EDGE_ADDED, dst, props))
+        if run.deleted:
+            removed = {dst for dst, props in run.edge_ops if props is None}
+            out += [(K_EDGE_REMOVED, dst, None) for dst in out_edges if dst not in removed]
+            out += [(K_TARGET_DELETED, src, None) for src in run.record.in_edges]
+        route, num_shards = self._route, self.num_shards
+        messages = []
+        for msg_kind, dst, payload in out:
+            dest = route.get(dst)
+            if dest is None:
+                dest = route[dst] = shard_of(dst, num_shards)
+            messages.append((dest, msg_kind, dst, payload))
+        return messages
 
-    def _shard_of(self, vertex_id: VertexId) -> int:
-        shard = self._route.get(vertex_id)
-        if shard is None:
-            shard = self._route[vertex_id] = shard_of(vertex_id, self.num_shards)
-        return shard
+    def _number(
+        self,
+        run: Execution,
+        messages: list[tuple[int, int, VertexId, Any]],
+        wc: int,
+        released: list[tuple[int, int, Message, int]],
+    ) -> tuple[tuple[int, int, VertexId, Any], ...]:
+        """Number the messages on their outboxes; they are released once the block is
+        logged. Returns their logged form."""
+        vid, time, outboxes = run.vid, run.time, self._outboxes
+        for dest, msg_kind, dst, payload in messages:
+            box = outboxes[dest]
+            released.append((dest, box.next_seq, (msg_kind, dst, vid, payload, time), wc))
+            box.next_seq += 1
+        return tuple(messages)
+
+    def _observe(self, run: Execution, wc: int) -> VertexChange:
+        """The change the observer will see, computed before the edges change."""
+        record = run.record
+        out, ins = record.out_edges, record.in_edges
+        added_in: tuple[VertexId, ...] = ()
+        removed_in: tuple[VertexId, ...] = ()
+        if run.deleted:
+            removed_out, added_out = tuple(out), ()
+            removed_in = tuple(ins)
+        else:
+            added_out = tuple(d for d, p in run.edge_ops if p is not None and d not in out)
+            removed_out = tuple(d for d, p in run.edge_ops if p is None and d in out)
+            if run.in_op is not None:
+                src, props = run.in_op
+                if props is None:
+                    removed_in = (src,) if src in ins else ()
+                elif src not in ins:
+                    added_in = (src,)
+        return VertexChange(
+            VertexView(run.vid, record),
+            run.clock,
+            run.time,
+            wc,
+            None if run.created else record.state,
+            None if run.deleted else run.state,
+            added_out,
+            removed_out,
+            added_in,
+            removed_in,
+        )
+
+    def _commit(self, run: Execution) -> None:
+        """Apply the execution's effects to the vertex in memory."""
+        record = run.record
+        for dst, props in run.edge_ops:
+            set_edge(record.out_edges, dst, props)
+        if run.in_op is not None:
+            set_edge(record.in_edges, *run.in_op)
+        record.state = run.state
+        record.clock = run.clock
+        record.time = run.time
+        if run.deleted:
+            self.vertices.pop(run.vid, None)
+        elif run.created:
+            self.vertices[run.vid] = record
 
     # -- persistence ------------------------------------------------------------------
 
-    def _cursor(self, released: list[tuple[int, list[tuple[int, int, Message]]]]) -> bytes:
+    def _write(self, block: BlockWriter, released: list[tuple[int, int, Message, int]]) -> None:
+        """Log the block (one atomic write) and, when one is due, a shard checkpoint."""
+        log = block.encode(self.frontier, self._cursor(released), self._schema)
+        if self._checkpoint_due():
+            wc = self._wc
+            log.entries[LogName.CHECKPOINTS] = [(wc, self._shard_checkpoint())]
+            self.checkpoints.append((wc, self.max_time))
+            log.put_meta(CHECKPOINTS_KEY, encode_checkpoint_list(self.checkpoints))
+            self._last_checkpoint = wc
+            self._next_checkpoint = wc + self.shard_checkpoint_interval
+        try:
+            self.store.append(log)  # type: ignore[union-attr]
+        except Exception as exc:
+            raise ShardFailed(f"shard {self.shard_id}: log write failed: {exc}") from exc
+
+    def _checkpoint_due(self) -> bool:
+        """At least ``shard_checkpoint_interval`` entries since the last checkpoint, and
+        at least as many as the checkpoint would hold records (so it pays for itself)."""
+        if self._wc < self._next_checkpoint:
+            return False
+        records = len(self.vertices) + sum(
+            len(r.out_edges) + len(r.in_edges) for r in self.vertices.values()
+        )
+        due = self._last_checkpoint + max(self.shard_checkpoint_interval, records)
+        if self._wc >= due:
+            return True
+        self._next_checkpoint = due
+        return False
+
+    def _cursor(self, released: list[tuple[int, int, Message, int]]) -> bytes:
         """Channel positions and the first entry whose messages may be unacknowledged."""
         oldest = [o.items[0][2] for o in self._outboxes if o.items]
         if released:
-            oldest.append(released[0][0])
-        floor = min(oldest, default=self.worker_clock + 1)
-        return pickle.dumps(
-            {
-                "applied": self.applied,
-                "next_seq": [o.next_seq for o in self._outboxes],
-                "acked": [o.acked for o in self._outboxes],
-                "floor": floor,
-            },
-            protocol=5,
+            oldest.append(released[0][3])
+        floor = min(oldest, default=self._wc + 1)
+        return encode_cursor(
+            Cursor(
+                self.applied,
+                [o.next_seq for o in self._outboxes],
+                [o.acked for o in self._outboxes],
+                floor,
+            )
+        )
+
+    def _shard_checkpoint(self) -> bytes:
+        """The whole shard as one value: every vertex's full state, clocks, time."""
+        records = list(self.vertices.values())
+        return encode_checkpoint(
+            CheckpointColumns(
+                self._wc,
+                self.max_time,
+                self.vector.as_tuple(),
+                self.errors,
+                list(self.vertices),
+                [r.type_name for r in records],
+                [r.state for r in records],
+                [r.out_edges for r in records],
+                [r.in_edges for r in records],
+                [r.clock for r in records],
+                [r.time for r in records],
+            )
         )
 
     def _check_manifest(self, store: LogStore) -> None:
-        raw = store.get_meta(_MANIFEST_KEY)
-        manifest = {"shard": self.shard_id, "num_shards": self.num_shards, "format": 1}
-        if raw is None:
-            if store.last_seq(LogName.EVENTS) == 0:
-                log = LogBatch()
-                log.put_meta(_MANIFEST_KEY, pickle.dumps(manifest, protocol=5))
-                store.append(log)
+        found = read_manifest(store)
+        if found is None:
+            if last_worker_clock(store) or store.get_meta(CURSOR_KEY) is not None:
+                raise LogFormatError(
+                    f"{store!r} holds log entries but no manifest: not a chronoray log of "
+                    f"format {FORMAT_VERSION}"
+                )
+            log = LogBatch()
+            manifest = Manifest(FORMAT_VERSION, self.shard_id, self.num_shards)
+            log.put_meta(MANIFEST_KEY, encode_manifest(manifest))
+            store.append(log)
             return
-        found = pickle.loads(raw)
-        if (found["shard"], found["num_shards"]) != (self.shard_id, self.num_shards):
+        if (found.shard, found.num_shards) != (self.shard_id, self.num_shards):
             raise ValueError(
-                f"log holds shard {found['shard']} of {found['num_shards']}, "
+                f"log holds shard {found.shard} of {found.num_shards}, "
                 f"opened as shard {self.shard_id} of {self.num_shards}"
             )
 
     def _recover(self, store: LogStore) -> None:
-        raw = store.get_meta(_CURSOR_KEY)
+        with paused_gc():
+            self._replay_log(store)
+
+    def _replay_log(self, store: LogStore) -> None:
+        raw = store.get_meta(CURSOR_KEY)
         if raw is None:
             return
-        cursor = pickle.loads(raw)
-        self.applied = dict(cursor["applied"])
-        for box, next_seq, acked in zip(
-            self._outboxes, cursor["next_seq"], cursor["acked"], strict=True
-        ):
+        self._schema = SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
+        cursor = decode_cursor(raw)
+        self.applied = dict(cursor.applied)
+        for box, next_seq, acked in zip(self._outboxes, cursor.next_seq, cursor.acked, strict=True):
             box.next_seq, box.acked, box.sent_upto = next_seq, acked, acked
-        floor = cursor["floor"]
-        last = store.last_seq(LogName.EVENTS)
-        self.checkpoints = list_shard_checkpoints(store)
-        checkpoint = load_shard_checkpoint(store, last)
-        start = 1
-        if checkpoint is not None:
-            self.vertices = checkpoint.vertices
-            self.errors = checkpoint.errors
-            self.max_time = checkpoint.max_time
-            start = checkpoint.wc + 1
-            self._last_checkpoint = checkpoint.wc
-        for wc, data in store.scan(LogName.EVENTS, min(start, floor)):
-            entry = decode_event(data)
-            if wc >= start:
-                if entry.error is not None:
-                    self.errors += 1
-                replay_event(self.vertices, entry)
-                if entry.time > self.max_time:
-                    self.max_time = entry.time
-            if wc >= floor:
-                for dest, seq, msg in entry.sends:
-                    box = self._outboxes[dest]
-                    if seq > box.acked:
-                        box.items.append((seq, msg, wc))
-        found = store.floor(LogName.CLOCKS, last) if last else None
-        if found is not None:
-            self.vector.merge(pickle.loads(found[1]))
-        self.vector[self.shard_id] = last
-
-    def _shard_checkpoint(self) -> bytes:
-        """The whole shard as one value: every vertex's full state, clocks, time."""
-        vertices = {
-            vid: (r.type_name, r.state, r.out_edges, r.in_edges, r.clock, r.time)
-            for vid, r in self.vertices.items()
-        }
-        return _dumps(
-            (self.worker_clock, self.max_time, self.vector.as_tuple(), self.errors, vertices), 5
-        )
-
-
-@dataclass(slots=True)
-class ShardCheckpoint:
-    """A shard's full state after worker clock ``wc``; ``max_time`` is the latest event time
-    of any entry up to ``wc`` (so the checkpoint serves time cuts ``T >= max_time``)."""
-
-    wc: int
-    max_time: float
-    vector: tuple[int, ...]
-    errors: int
-    vertices: dict[VertexId, VertexRecord]
-
-
-def decode_shard_checkpoint(data: bytes) -> ShardCheckpoint:
-    """Decode a value of the checkpoints log."""
-    wc, max_time, vector, errors, raw = pickle.loads(data)
-    vertices = {vid: VertexRecord(*fields) for vid, fields in raw.items()}
-    return ShardCheckpoint(wc, max_time, tuple(vector), errors, vertices)
-
-
-def list_shard_checkpoints(store: LogStore) -> list[tuple[int, float]]:
-    """``(worker clock, max event time)`` of every shard checkpoint, oldest first."""
-    raw = store.get_meta(_CHECKPOINTS_KEY)
-    return [] if raw is None else list(pickle.loads(raw))
-
-
-def load_shard_checkpoint(store: LogStore, upto_wc: int) -> ShardCheckpoint | None:
-    """The latest shard checkpoint at or before worker clock ``upto_wc``, if any."""
-    found = store.floor(LogName.CHECKPOINTS, upto_wc) if upto_wc > 0 else None
-    return decode_shard_checkpoint(found[1]) if found is not None else None
-
-
-def replay_event(vertices: dict[VertexId, VertexRecord], entry: EventEntry) -> None:
-    """Apply one logged event entry to ``vertices`` (the replay step of recovery and of
-    snapshot reconstruction)."""
-    vid = entry.vertex
-    if entry.error is not None:
-        record = vertices.get(vid)
-        if record is not None:
-            record.clock, record.time = entry.clock, entry.time
-        return
-    if entry.clock == 0:  # a message that found nothing to act on
-        return
-    if entry.deleted:
-        vertices.pop(vid, None)
-        return
-    if entry.checkpoint is not None:
-        type_name, state, out_edges, in_edges = entry.checkpoint
-        vertices[vid] = VertexRecord(type_name, state, out_edges, in_edges, entry.clock, entry.time)
-        return
-    apply_event(vertices[vid], entry)
-
-
-def apply_event(record: VertexRecord, entry: EventEntry) -> None:
-    """Apply a logged delta (an event entry without checkpoint) to ``record`` in place."""
-    if entry.state_set or entry.state_del:
-        state = dict(record.state)
-        state.update(entry.state_set)
-        for key in entry.state_del:
-            state.pop(key, None)
-        record.state = state
-    for dst, props in entry.edge_ops:
-        if props is None:
-            record.out_edges.pop(dst, None)
-        else:
-            record.out_edges[dst] = props
-    for src, props in entry.in_ops:
-        if props is None:
-            record.in_edges.pop(src, None)
-        else:
-            record.in_edges[src] = props
-    record.clock, record.time = entry.clock, entry.time
-
-
-class _Writes:
-    """The log entries of one ``handle`` call, appended in worker-clock order."""
-
-    __slots__ = ("commands", "events", "clocks")
-
-    def __init__(self) -> None:
-        self.commands: list[tuple[int, bytes]] = []
-        self.events: list[tuple[int, bytes]] = []
-        self.clocks: list[tuple[int, bytes]] = []
-
-    def batch(self, cursor: bytes) -> LogBatch:
-        entries = {LogName.COMMANDS: self.commands, LogName.EVENTS: self.events}
-        if self.clocks:
-            entries[LogName.CLOCKS] = self.clocks
-        return LogBatch(entries, {_CURSOR_KEY: cursor})
-
-
-def _change(
-    vid: VertexId,
-    record: VertexRecord,
-    wc: int,
-    created: bool,
-    deleted: bool,
-    old_state: dict[str, Any],
-    edge_ops: tuple[tuple[VertexId, dict[str, Any] | None], ...],
-    in_op: tuple[VertexId, dict[str, Any] | None] | None,
-) -> VertexChange:
-    """The change an execution makes, computed before its edge operations are applied."""
-    out = record.out_edges
-    if deleted:
-        removed_out, added_out = tuple(out), ()
-    else:
-        added_out = tuple(d for d, p in edge_ops if p is not None and d not in out)
-        removed_out = tuple(d for d, p in edge_ops if p is None and d in out)
-    added_in: tuple[VertexId, ...] = ()
-    removed_in: tuple[VertexId, ...] = ()
-    if deleted:
-        removed_in = tuple(record.in_edges)
-    elif in_op is not None:
-        src, props = in_op
-        if props is None:
-            removed_in = (src,) if src in record.in_edges else ()
-        elif src not in record.in_edges:
-            added_in = (src,)
-    return VertexChange(
-        vid,
-        record,
-        wc,
-        None if created else old_state,
-        None,
-        added_out,
-        removed_out,
-        added_in,
-        removed_in,
-    )
-
-
-_REJECT: Mapping[str, Any] = {"__chronoray__": "reject"}
-_KEEP: dict[str, Any] = {}
-
-
-def _creates_nothing(kind: int, payload: Any) -> bool:
-    """Messages about an edge or vertex that is gone must not create a vertex."""
-    if kind in _NO_CREATE:
-        return True
-    return kind == K_UPDATE and payload.kind in (
-        UpdateKind.REMOVE_VERTEX,
-        UpdateKind.REMOVE_EDGE,
-        UpdateKind.UPDATE_EDGE,
-    )
-
-
-def _created_type(kind: int, payload: Any) -> str | None:
-    if kind == K_UPDATE:
-        return payload.vertex_type  # type: ignore[no-any-return]
-    if kind == K_SPAWN:
-        return payload[0]  # type: ignore[no-any-return]
-    return None
-
-
-def _creation_props(kind: int, payload: Any) -> Mapping[str, Any]:
-    if kind == K_UPDATE and payload.kind is UpdateKind.ADD_VERTEX:
-        return payload.props  # type: ignore[no-any-return]
-    if kind == K_SPAWN:
-        return payload[1]  # type: ignore[no-any-return]
-    return {}
+        replay = LogReplay(store)
+        start = replay.start
+        self.checkpoints = checkpoint_list(store)
+        self._last_checkpoint = self.checkpoints[-1][0] if self.checkpoints else 0
+        self._next_checkpoint = self._last_checkpoint + self.shard_checkpoint_interval
+        if start:
+            checkpoint = load_shard_checkpoint(store, start)
+            assert checkpoint is not None
+            self.errors, self.max_time = checkpoint.errors, checkpoint.max_time
+            self.vector.merge(checkpoint.vector)
+        for header in headers(store, start + 1):
+            for _, vector in header.vectors:
+                self.vector.merge(vector)
+        floor = cursor.floor
+        for block in replay.blocks(min(start + 1, floor)):
+            replay.apply(block)
+            lo = max(start + 1 - block.first, 0)
+            if lo < len(block.time):
+                self.max_time = max(self.max_time, *block.time[lo:])
+                self.errors += sum(1 for i in block.failed if i >= lo)
+            for i, dest, seq, msg in block.messages():
+                box = self._outboxes[dest]
+                if block.first + i >= floor and seq > box.acked:
+                    box.items.append((seq, msg, block.first + i))
+        self.vertices = replay.vertices
+        self._wc = last_worker_clock(store)
+        self.vector[self.shard_id] = self._wc

@@ -79,6 +79,8 @@ MAX_SEQ = 2**64 - 1
 _META_CF = "meta"
 _CHUNK_MIN = 256
 _CHUNK_MAX = 8192
+_CHUNK_BYTES = 8 * 1024 * 1024  # a scan chunk also stops here: values are whole blocks
+_MAX_WAL_BYTES = 16 * 1024 * 1024
 
 
 class LogName(enum.StrEnum):
@@ -441,6 +443,10 @@ class RocksLogStore:
             os.makedirs(secondary, exist_ok=True)
             access = AccessType.secondary(secondary)
         options.set_keep_log_file_num(4)  # RocksDB's info LOG files, not the WAL
+        # Flush memtables to (compressed) SST files once the WAL holds this much: a
+        # read-only or secondary handle -- every snapshot and retrospective query opens
+        # one -- replays the WAL when it opens (~20 ms instead of ~0.2 s per 150 MB).
+        options.set_max_total_wal_size(_MAX_WAL_BYTES)
         families = {name: Options(raw_mode=True) for name in (*self._LOGS, _META_CF)}
         try:
             db = Rdict(self.path, options, column_families=families, access_type=access)
@@ -547,39 +553,46 @@ class RocksLogStore:
         size = _CHUNK_MIN
         pos = hi if reverse else lo
         while lo <= pos <= hi:
-            chunk = self._read_chunk(log, pos, lo, hi, size, reverse)
-            if not chunk:
-                return
+            chunk, done = self._read_chunk(log, pos, lo, hi, size, reverse)
             yield from chunk
-            if len(chunk) < size:
+            if done or not chunk:
                 return
             pos = chunk[-1][0] + (-1 if reverse else 1)
             size = min(size * 2, _CHUNK_MAX)
 
     def _read_chunk(
         self, log: LogName, pos: int, lo: int, hi: int, size: int, reverse: bool
-    ) -> list[tuple[int, bytes]]:
+    ) -> tuple[list[tuple[int, bytes]], bool]:
+        """Up to ``size`` entries (or ``_CHUNK_BYTES``) from ``pos``; and whether the
+        range is exhausted."""
         it: RdictIter = self._cf(log).iter()
         out: list[tuple[int, bytes]] = []
+        read = 0
         if reverse:
             it.seek_for_prev(encode_seq(pos))
-            while it.valid() and len(out) < size:
-                seq = decode_seq(it.key())
-                if seq < lo:
-                    break
-                out.append((seq, it.value()))
-                it.prev()
         else:
             it.seek(encode_seq(pos))
-            while it.valid() and len(out) < size:
-                seq = decode_seq(it.key())
-                if seq > hi:
-                    break
-                out.append((seq, it.value()))
+        while True:
+            if not it.valid():
+                done = True
+                break
+            seq = decode_seq(it.key())
+            if not lo <= seq <= hi:
+                done = True
+                break
+            if len(out) >= size or read >= _CHUNK_BYTES:
+                done = False
+                break
+            value = it.value()
+            out.append((seq, value))
+            read += len(value)
+            if reverse:
+                it.prev()
+            else:
                 it.next()
         it.status()
         del it
-        return out
+        return out, done
 
     def last_seq(self, log: LogName) -> int:
         self._check_open()

@@ -4,7 +4,9 @@
 computations, notification streams or indexes. Those live in an *observer* attached to
 the core (:class:`ShardObserver`): the core calls it after every successful behavior
 execution with a :class:`VertexChange`, and carries the observer's own messages between
-shards as the unlogged ``side`` part of the ordinary shard-to-shard batches.
+shards as the unlogged ``side`` part of the ordinary shard-to-shard batches. The observer
+sees the shard through :class:`ShardView` and vertices through :class:`VertexView`, both
+read-only; it never gets the core itself.
 
 Guarantees the core gives an observer:
 
@@ -20,31 +22,70 @@ Guarantees the core gives an observer:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from shards.logstore import LogStore
+from shards.records import VertexRecord
+from vertex.model import VertexTypes
 from vertex.records import VertexId
 
-if TYPE_CHECKING:
-    from shards.core import ShardCore, VertexRecord
+__all__ = ["ShardObserver", "ShardView", "VertexChange", "VertexView"]
 
-__all__ = ["ShardObserver", "VertexChange"]
+
+class VertexView:
+    """Read-only view of a live, event-sourced vertex (it follows the vertex's changes)."""
+
+    __slots__ = ("vertex_id", "_record")
+
+    def __init__(self, vertex_id: VertexId, record: VertexRecord) -> None:
+        self.vertex_id = vertex_id
+        self._record = record
+
+    @property
+    def type_name(self) -> str:
+        """The vertex class's ``type_name``."""
+        return self._record.type_name
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        """The vertex's event-sourced state (read-only)."""
+        return MappingProxyType(self._record.state)
+
+    @property
+    def out_edges(self) -> Mapping[VertexId, Mapping[str, Any]]:
+        """Outgoing edges, target -> properties (read-only)."""
+        return MappingProxyType(self._record.out_edges)
+
+    @property
+    def in_edges(self) -> Mapping[VertexId, Mapping[str, Any]]:
+        """Incoming edge records, source -> properties (read-only, eventually consistent)."""
+        return MappingProxyType(self._record.in_edges)
+
+    @property
+    def out_degree(self) -> int:
+        """Number of outgoing edges."""
+        return len(self._record.out_edges)
+
+    @property
+    def in_degree(self) -> int:
+        """Number of incoming edge records."""
+        return len(self._record.in_edges)
 
 
 class VertexChange:
-    """One successful behavior execution of a vertex, as seen after it.
+    """One successful behavior execution of a vertex, as seen after it (read-only).
 
     ``old_state`` is the state before (``None`` when the execution created the vertex),
-    ``state`` the state after (``None`` when it deleted the vertex). ``out_edges`` and
-    ``in_edges`` are read-only views of the vertex's edges *now* (a later execution of the
-    same vertex in the same batch may have changed them); ``added_out``/``removed_out`` and
-    ``added_in``/``removed_in`` are the edges this execution created or removed.
+    ``state`` the state after (``None`` when it deleted the vertex). ``vertex`` is a
+    :class:`VertexView` of the vertex *now* (a later execution of the same vertex in the
+    same batch may have changed it), built once per change; ``added_out``/``removed_out``
+    and ``added_in``/``removed_in`` are the edges this execution created or removed.
     """
 
     __slots__ = (
-        "vertex_id",
-        "type_name",
+        "vertex",
         "clock",
         "time",
         "wc",
@@ -54,13 +95,13 @@ class VertexChange:
         "removed_out",
         "added_in",
         "removed_in",
-        "_record",
     )
 
     def __init__(
         self,
-        vertex_id: VertexId,
-        record: VertexRecord,
+        vertex: VertexView,
+        clock: int,
+        time: float,
         wc: int,
         old_state: dict[str, Any] | None,
         state: dict[str, Any] | None,
@@ -69,10 +110,9 @@ class VertexChange:
         added_in: tuple[VertexId, ...] = (),
         removed_in: tuple[VertexId, ...] = (),
     ) -> None:
-        self.vertex_id = vertex_id
-        self.type_name = record.type_name
-        self.clock = record.clock
-        self.time = record.time
+        self.vertex = vertex
+        self.clock = clock
+        self.time = time
         self.wc = wc
         self.old_state = old_state
         self.state = state
@@ -80,7 +120,16 @@ class VertexChange:
         self.removed_out = removed_out
         self.added_in = added_in
         self.removed_in = removed_in
-        self._record = record
+
+    @property
+    def vertex_id(self) -> VertexId:
+        """The vertex that executed."""
+        return self.vertex.vertex_id
+
+    @property
+    def type_name(self) -> str:
+        """Its class's ``type_name``."""
+        return self.vertex.type_name
 
     @property
     def created(self) -> bool:
@@ -95,12 +144,12 @@ class VertexChange:
     @property
     def out_edges(self) -> Mapping[VertexId, Mapping[str, Any]]:
         """The vertex's outgoing edges now (read-only)."""
-        return MappingProxyType(self._record.out_edges)
+        return self.vertex.out_edges
 
     @property
     def in_edges(self) -> Mapping[VertexId, Mapping[str, Any]]:
         """The vertex's incoming edge records now (read-only, eventually consistent)."""
-        return MappingProxyType(self._record.in_edges)
+        return self.vertex.in_edges
 
     @property
     def topology_changed(self) -> bool:
@@ -111,14 +160,33 @@ class VertexChange:
         return f"VertexChange({self.vertex_id!r}, clock={self.clock}, wc={self.wc})"
 
 
+class ShardView(Protocol):
+    """What an observer may read of the shard it is attached to."""
+
+    shard_id: int
+    num_shards: int
+    types: VertexTypes
+    store: LogStore | None
+
+    @property
+    def worker_clock(self) -> int:
+        """Behavior executions on the shard so far."""
+
+    def vertex_view(self, vertex_id: VertexId) -> VertexView | None:
+        """A read-only view of a live vertex (``None``: not on this shard)."""
+
+    def vertex_views(self) -> Iterator[VertexView]:
+        """Views of every live vertex of the shard."""
+
+
 class ShardObserver(Protocol):
     """What ``ShardCore`` calls on the observer attached to it (see the module doc)."""
 
     watching: bool
     """Whether ``vertex_changed`` should be called at all (checked per execution)."""
 
-    def attach(self, core: ShardCore) -> None:
-        """Called once when the observer is attached to ``core`` (after its recovery)."""
+    def attach(self, shard: ShardView) -> None:
+        """Called once when the observer is attached to a shard (after its recovery)."""
 
     def vertex_changed(self, change: VertexChange) -> None:
         """A behavior execution succeeded (see :class:`VertexChange`). Must not raise."""

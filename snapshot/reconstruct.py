@@ -13,28 +13,25 @@ A *cut* selects, on every shard, the log entries that belong to a global state:
   that changed at a time in ``[t0, t1]``, with per-edge change counts in the window.
 
 Reconstruction starts from the newest shard checkpoint that lies wholly inside the cut
-and replays event entries after it, reading the log only.
+and replays event entries after it, reading the log only, through the shard's one replay
+loop (:class:`shards.replay.LogReplay`): a time cut decodes only the blocks holding an
+entry with time ``<= T``, so an early cut reads a prefix of the log.
 """
 
 from __future__ import annotations
 
 import math
-import pickle
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from shards.codec import decode_event
-from shards.core import (
-    VertexRecord,
-    list_shard_checkpoints,
-    load_shard_checkpoint,
-    replay_event,
-)
-from shards.logstore import LogName, LogStore
+from shards.logstore import LogStore
+from shards.records import VertexRecord
+from shards.replay import LogReplay, consistent_bound, paused_gc, start_checkpoint
+from snapshot.tables import EDGE_FIXED, VERTEX_FIXED, column_name
 from vertex.records import VertexId
 
-__all__ = ["ShardPart", "consistent_bound", "rebuild_part", "start_checkpoint"]
+__all__ = ["ShardPart", "consistent_bound", "part_rows", "rebuild_part", "start_checkpoint"]
 
 
 @dataclass
@@ -44,40 +41,13 @@ class ShardPart:
     shard: int
     vertices: dict[VertexId, VertexRecord]
     bound: int  # highest worker clock included
-    replayed: int = 0  # event entries replayed
+    replayed: int = 0  # event entries in the cut after the start checkpoint
     checkpoint: int = 0  # worker clock of the shard checkpoint started from (0: none)
     seconds: float = 0.0
+    decoded: int = 0  # event entries decoded to get there
     windowed: bool = False
     window_edges: dict[tuple[VertexId, VertexId], list[float]] = field(default_factory=dict)
     window_vertices: set[VertexId] = field(default_factory=set)
-
-
-def consistent_bound(store: LogStore, shard: int, clock: tuple[int, ...]) -> int:
-    """The largest worker clock ``b <= clock[shard]`` such that every entry of this shard
-    up to ``b`` has a vector clock within ``clock`` (so including them keeps the cut
-    consistent)."""
-    bound = min(clock[shard], store.last_seq(LogName.EVENTS))
-    for wc, data in store.scan(LogName.CLOCKS, 1, bound + 1):
-        vector = pickle.loads(data)
-        if any(v > c for j, (v, c) in enumerate(zip(vector, clock, strict=True)) if j != shard):
-            return wc - 1
-    return bound
-
-
-def start_checkpoint(
-    store: LogStore, bound: int, before: float
-) -> tuple[int, dict[VertexId, VertexRecord]]:
-    """The newest shard checkpoint at worker clock ``<= bound`` all of whose entries have
-    event times ``< before``, as ``(worker clock, vertices)``; ``(0, {})`` if none."""
-    start = 0
-    for wc, max_time in list_shard_checkpoints(store):
-        if wc <= bound and max_time < before:
-            start = wc
-    if not start:
-        return 0, {}
-    checkpoint = load_shard_checkpoint(store, start)
-    assert checkpoint is not None and checkpoint.wc == start
-    return start, checkpoint.vertices
 
 
 def rebuild_part(
@@ -90,33 +60,39 @@ def rebuild_part(
 ) -> ShardPart:
     """Rebuild ``shard`` from ``store`` at a cut: entries up to worker clock ``bound``
     (``None``: the whole log) and, if ``at`` is given, only those with time ``<= at``.
-    With ``since``, also count per edge the changes with time in ``[since, at]``."""
+    With ``since``, also count per edge the changes with time in ``[since, at]``. The
+    vertices' incoming edges are left out (a snapshot's tables do not hold them)."""
     started = time.perf_counter()
-    last = store.last_seq(LogName.EVENTS)
-    bound = last if bound is None else min(bound, last)
     limit = math.inf if at is None else at
     # a window counts changes from `since` on: start before any of them
     before = math.nextafter(limit, math.inf) if since is None else min(limit, since)
-    start_from, vertices = start_checkpoint(store, bound, before)
-    part = ShardPart(shard, vertices, 0, checkpoint=start_from, windowed=since is not None)
-    window = part.window_edges
-    for wc, data in store.scan(LogName.EVENTS, start_from + 1, bound + 1):
-        entry = decode_event(data)
-        if entry.time > limit:
-            continue
-        replay_event(vertices, entry)
-        part.replayed += 1
-        part.bound = wc
-        if since is not None and entry.time >= since and entry.error is None and entry.clock:
-            part.window_vertices.add(entry.vertex)
-            for dst, props in entry.edge_ops:
-                if props is not None:
-                    times = window.setdefault((entry.vertex, dst), [0, entry.time, entry.time])
-                    times[0] += 1
-                    times[2] = entry.time
-    part.bound = max(part.bound, start_from)
+    replay = LogReplay(store, bound=bound, at=at, start_before=before, in_edges=False)
+    part = ShardPart(shard, replay.vertices, 0, checkpoint=replay.start, windowed=since is not None)
+    if since is None:
+        replay.run()
+    else:
+        _count_window(replay, since, part)
+    part.vertices = replay.vertices
+    part.replayed = replay.applied
+    part.decoded = replay.decoded
+    part.bound = replay.last_applied
     part.seconds = time.perf_counter() - started
     return part
+
+
+def _count_window(replay: LogReplay, since: float, part: ShardPart) -> None:
+    """Replay the cut, counting per edge the changes with time ``>= since``."""
+    window = part.window_edges
+    with paused_gc():
+        for step in replay.entries():
+            if step.time < since or not step.acted:
+                continue
+            part.window_vertices.add(step.vertex)
+            for dst, props in step.edges:
+                if props is not None:
+                    times = window.setdefault((step.vertex, dst), [0, step.time, step.time])
+                    times[0] += 1
+                    times[2] = step.time
 
 
 def part_rows(part: ShardPart) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -130,11 +106,11 @@ def part_rows(part: ShardPart) -> tuple[list[dict[str, Any]], list[dict[str, Any
             continue
         row: dict[str, Any] = {"id": vid, "type": record.type_name, "clock": record.clock}
         row["time"] = record.time
-        row.update(_prefixed(record.state, ("id", "type", "clock", "time")))
+        row.update(_prefixed(record.state, VERTEX_FIXED))
         vertex_rows.append(row)
         for dst, props in record.out_edges.items():
             erow: dict[str, Any] = {"src": vid, "dst": dst}
-            erow.update(_prefixed(props, ("src", "dst")))
+            erow.update(_prefixed(props, EDGE_FIXED))
             if windowed:
                 counts = part.window_edges.get((vid, dst))
                 if counts is None:
@@ -144,6 +120,6 @@ def part_rows(part: ShardPart) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return vertex_rows, edge_rows
 
 
-def _prefixed(values: dict[str, Any], reserved: tuple[str, ...]) -> dict[str, Any]:
+def _prefixed(values: dict[str, Any], fixed: tuple[str, ...]) -> dict[str, Any]:
     """State keys as columns; a key that clashes with a fixed column gets ``state_``."""
-    return {(f"state_{k}" if k in reserved else str(k)): v for k, v in values.items()}
+    return {column_name(k, fixed): v for k, v in values.items()}

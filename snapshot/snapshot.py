@@ -7,7 +7,9 @@ per shard) until a view asks for them.
 
 A snapshot never changes: a clock cut is a fixed prefix of every log, and a time cut is
 only built once every update with an earlier time has been logged (the driver waits for
-that), after which new entries only carry later times.
+that), after which new entries only carry later times. Every part's tables have the
+columns and types of the graph's schema (the union of the shards' logged schemas), so
+snapshots of any times -- an empty one before the first event included -- read together.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import pyarrow.parquet as pq
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from shards.codec import Schema
 from shards.logstore import RocksLogStore
+from shards.replay import read_schema
 from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
-from snapshot.tables import empty_edges, empty_vertices, rows_to_table
+from snapshot.tables import empty_edges, empty_vertices, snapshot_tables
 
 __all__ = ["Snapshot", "SnapshotMeta", "build_snapshot", "read_log"]
 
@@ -72,7 +76,7 @@ class Snapshot:
         return _concat(ray.get(self.vertex_refs), empty_vertices())
 
     def edges(self) -> pa.Table:
-        """All edges: ``src``, ``dst`` and property columns."""
+        """All edges: ``src``, ``dst`` and property columns (``window_*`` for a window)."""
         return _concat(ray.get(self.edge_refs), empty_edges())
 
     def to_pandas(self) -> tuple[Any, Any]:
@@ -105,16 +109,25 @@ class Snapshot:
 
 
 def _concat(tables: list[pa.Table], empty: pa.Table) -> pa.Table:
-    tables = [t for t in tables if t.num_rows]
     if not tables:
         return empty
-    return pa.concat_tables(tables, promote_options="permissive")
+    return pa.concat_tables(tables)  # the parts share one schema
+
+
+@ray.remote
+def _schema(path: str) -> Schema:
+    store = RocksLogStore(path, read_only=True)
+    try:
+        return read_schema(store)
+    finally:
+        store.close()
 
 
 @ray.remote(num_returns=3)
 def _build_part(
     path: str,
     shard: int,
+    schema: Schema,
     clock: tuple[int, ...] | None,
     at: float | None,
     since: float | None,
@@ -134,8 +147,7 @@ def _build_part(
         "vertices": len(vertex_rows),
         "edges": len(edge_rows),
     }
-    vertices = rows_to_table(vertex_rows, ("id",)) if vertex_rows else empty_vertices()
-    edges = rows_to_table(edge_rows, ("src", "dst")) if edge_rows else empty_edges()
+    vertices, edges = snapshot_tables(vertex_rows, edge_rows, schema, windowed=since is not None)
     return vertices, edges, stats
 
 
@@ -149,16 +161,26 @@ def build_snapshot(
     since: float | None = None,
 ) -> Snapshot:
     """Rebuild every shard's part in parallel (one task per shard, on ``node_id``, or on
-    ``node_id[shard]`` when the logs are on several nodes)."""
+    ``node_id[shard]`` when the logs are on several nodes), all with the graph's schema
+    (read from the shards' logs first)."""
     started = time.perf_counter()
     nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else node_id
+    # no CPU reserved: a task must run where its log is, and long-lived actors (e.g. Spark
+    # executors) may hold every CPU of that node
+    strategies = [NodeAffinitySchedulingStrategy(n, soft=False) for n in nodes]
+    schemas = ray.get(
+        [
+            _schema.options(scheduling_strategy=strategies[k], num_cpus=0).remote(path)
+            for k, path in enumerate(shard_paths)
+        ]
+    )
+    schema = Schema.empty()
+    for found in schemas:
+        schema = schema.merge(found)
     vertex_refs, edge_refs, stat_refs = [], [], []
     for shard, path in enumerate(shard_paths):
-        strategy = NodeAffinitySchedulingStrategy(nodes[shard], soft=False)
-        # no CPU reserved: the task must run where the log is, and long-lived actors (e.g.
-        # Spark executors) may hold every CPU of that node
-        v, e, s = _build_part.options(scheduling_strategy=strategy, num_cpus=0).remote(
-            path, shard, clock, at, since
+        v, e, s = _build_part.options(scheduling_strategy=strategies[shard], num_cpus=0).remote(
+            path, shard, schema, clock, at, since
         )
         vertex_refs.append(v)
         edge_refs.append(e)

@@ -1,9 +1,15 @@
 """Snapshot parts as Arrow tables.
 
 Vertex tables have ``id``, ``type``, ``clock``, ``time`` and one column per state key;
-edge tables ``src``, ``dst`` and one column per edge property. Ids are ``int64`` when all
-ids are ints, else strings. A column holding mappings, or values Arrow cannot type
-(containers of mixed shapes, objects), holds their JSON text instead.
+edge tables ``src``, ``dst`` and one column per edge property (a key that clashes with a
+fixed column is prefixed with ``state_``). A snapshot's tables are built from the graph's
+:class:`~shards.codec.Schema` -- every key its log ever recorded, with one kind each -- so
+every cut, empty or not, early or late, has the same columns and types
+(:func:`snapshot_tables`): ids ``int64`` when all ids were ints, else strings; ``int``
+keys ``int64``, ``float`` ``float64``, ``bool``, ``str`` strings, and anything else
+(containers, mixed kinds) the value's JSON text.
+
+:func:`rows_to_table` types free-form rows by their values (for model results).
 """
 
 from __future__ import annotations
@@ -13,7 +19,22 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["rows_to_table", "empty_vertices", "empty_edges"]
+from shards.codec import Schema
+
+__all__ = [
+    "EDGE_FIXED",
+    "VERTEX_FIXED",
+    "column_name",
+    "empty_edges",
+    "empty_vertices",
+    "rows_to_table",
+    "snapshot_tables",
+]
+
+VERTEX_FIXED = ("id", "type", "clock", "time")
+EDGE_FIXED = ("src", "dst")
+_WINDOW = {"window_count": pa.int64(), "window_first": pa.float64(), "window_last": pa.float64()}
+_ARROW = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "str": pa.string()}
 
 _VERTEX_SCHEMA = pa.schema(
     [("id", pa.int64()), ("type", pa.string()), ("clock", pa.int64()), ("time", pa.float64())]
@@ -29,6 +50,97 @@ def empty_vertices() -> pa.Table:
 def empty_edges() -> pa.Table:
     """An edge table with no rows."""
     return _EDGE_SCHEMA.empty_table()
+
+
+def column_name(key: Any, fixed: tuple[str, ...]) -> str:
+    """The column of a state key or edge property (``state_`` + key if it clashes)."""
+    return f"state_{key}" if key in fixed else str(key)
+
+
+def snapshot_tables(
+    vertex_rows: list[dict[str, Any]],
+    edge_rows: list[dict[str, Any]],
+    schema: Schema,
+    *,
+    windowed: bool = False,
+) -> tuple[pa.Table, pa.Table]:
+    """A snapshot part's ``(vertices, edges)`` with the columns and types of ``schema``
+    (widened by any value it does not cover, so nothing is dropped or mistyped).
+
+    >>> from shards.codec import Schema
+    >>> schema = Schema("int", {"n": "int"}, {"w": "float"})
+    >>> v, e = snapshot_tables([], [], schema)
+    >>> v.schema.names, str(v.schema.field("n").type), e.schema.names
+    (['id', 'type', 'clock', 'time', 'n'], 'int64', ['src', 'dst', 'w'])
+    """
+    schema = _covering(schema, vertex_rows, edge_rows)
+    ids = pa.int64() if schema.ids == "int" else pa.string()
+    vertices = {
+        "id": _id_column([r["id"] for r in vertex_rows], ids),
+        "type": pa.array([r["type"] for r in vertex_rows], pa.string()),
+        "clock": pa.array([r["clock"] for r in vertex_rows], pa.int64()),
+        "time": pa.array([r["time"] for r in vertex_rows], pa.float64()),
+    }
+    for key, kind in schema.vertex.items():
+        name = column_name(key, VERTEX_FIXED)
+        vertices[name] = _column(name, [r.get(name) for r in vertex_rows], kind)
+    edges = {
+        "src": _id_column([r["src"] for r in edge_rows], ids),
+        "dst": _id_column([r["dst"] for r in edge_rows], ids),
+    }
+    for key, kind in schema.edge.items():
+        name = column_name(key, EDGE_FIXED)
+        edges[name] = _column(name, [r.get(name) for r in edge_rows], kind)
+    if windowed:
+        for name, arrow in _WINDOW.items():
+            edges[name] = pa.array([r[name] for r in edge_rows], arrow)
+    return pa.table(vertices), pa.table(edges)
+
+
+def _covering(
+    schema: Schema, vertex_rows: list[dict[str, Any]], edge_rows: list[dict[str, Any]]
+) -> Schema:
+    """``schema`` widened by whatever the rows hold that it does not cover. The log's schema
+    covers every value the log recorded; this keeps rows built any other way from losing a
+    column or an id silently."""
+    extra = Schema.empty()
+    seen: dict[str, type] = {}
+    changed = False
+    for rows, column, fixed, kinds in (
+        (vertex_rows, "vertex", VERTEX_FIXED, schema.vertex),
+        (edge_rows, "edge", EDGE_FIXED + tuple(_WINDOW), schema.edge),
+    ):
+        names = {column_name(k, fixed) for k in kinds}.union(fixed)
+        for row in rows:
+            if not row.keys() <= names:
+                new = {k: v for k, v in row.items() if k not in names and v is not None}
+                changed |= extra.note(seen, column, new)
+    ids = [r["id"] for r in vertex_rows] + [r[k] for r in edge_rows for k in EDGE_FIXED]
+    if schema.ids == "int" and any(type(v) is not int for v in ids):
+        extra = extra._replace(ids="str")
+        changed = True
+    return (
+        schema.merge(extra._replace(ids=extra.ids if changed else schema.ids))
+        if changed
+        else schema
+    )
+
+
+def _column(name: str, values: list[Any], kind: str) -> pa.Array:
+    if kind == "json":
+        return pa.array([None if v is None else json.dumps(v, default=str) for v in values])
+    if kind == "float":
+        values = [None if v is None else float(v) for v in values]
+    try:
+        return pa.array(values, _ARROW[kind])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
+        raise ValueError(f"column {name!r} ({kind}) holds a value it cannot: {exc}") from exc
+
+
+def _id_column(values: list[Any], arrow: pa.DataType) -> pa.Array:
+    if arrow == pa.string():
+        values = [str(v) for v in values]
+    return pa.array(values, arrow)
 
 
 def rows_to_table(rows: list[dict[str, Any]], id_columns: tuple[str, ...]) -> pa.Table:

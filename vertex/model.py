@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from vertex.records import UpdateKind, VertexId
 
-__all__ = ["Vertex", "Context", "TemporalVertex", "VertexTypes"]
+__all__ = ["Vertex", "Context", "DirectHooks", "TemporalVertex", "VertexTypes", "temporal_edge"]
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
@@ -172,22 +172,7 @@ class Vertex:
         first/last time widened, ``props`` overwritten); ``update_edge`` merges ``props``;
         ``remove_edge`` removes it.
         """
-        current = ctx.edge(dst)
-        if kind is UpdateKind.ADD_EDGE:
-            if current is None:
-                ctx.add_edge(dst, count=1, first_ts=ts, last_ts=ts, **props)
-            else:
-                ctx.update_edge(
-                    dst,
-                    count=current["count"] + 1,
-                    first_ts=min(current["first_ts"], ts),
-                    last_ts=max(current["last_ts"], ts),
-                    **props,
-                )
-        elif kind is UpdateKind.UPDATE_EDGE:
-            ctx.update_edge(dst, **props)
-        elif kind is UpdateKind.REMOVE_EDGE:
-            ctx.remove_edge(dst)
+        ctx.edge_ops[dst] = temporal_edge(ctx.vertex_id, ctx.edge(dst), kind, dst, ts, props)
 
     def on_add_edge(self, ctx: Context, src: VertexId, props: Mapping[str, Any]) -> bool:
         """Runs at the target when ``src`` created an edge to it. Return ``False`` to reject.
@@ -228,22 +213,14 @@ class TemporalVertex(Vertex):
     ) -> None:
         existed = ctx.edge(dst) is not None
         super().on_edge_event(ctx, kind, dst, ts, props)
-        exists = ctx.edge(dst) is not None
-        ctx.state["out_degree"] += int(exists) - int(existed)
-        if kind is UpdateKind.ADD_EDGE:
-            ctx.state["sent"] += 1
-            _touch(ctx, ts)
+        ctx.state.update(_sent(ctx.state, kind, existed, ctx.edge(dst) is not None, ts))
 
     def on_add_edge(self, ctx: Context, src: VertexId, props: Mapping[str, Any]) -> bool:
-        ctx.state["in_degree"] += 1
-        ctx.state["received"] += 1
-        _touch(ctx, props.get("last_ts", ctx.time))
+        ctx.state.update(_received_new(ctx.state, props, ctx.time))
         return True
 
     def on_update_edge(self, ctx: Context, src: VertexId, props: Mapping[str, Any]) -> None:
-        old = ctx.in_edges.get(src, _EMPTY)
-        ctx.state["received"] += props.get("count", 0) - old.get("count", 0)
-        _touch(ctx, props.get("last_ts", ctx.time))
+        ctx.state.update(_received(ctx.state, ctx.in_edges.get(src, _EMPTY), props, ctx.time))
 
     def on_remove_edge(self, ctx: Context, src: VertexId) -> None:
         ctx.state["in_degree"] -= 1
@@ -252,11 +229,170 @@ class TemporalVertex(Vertex):
         ctx.state["out_degree"] -= 1
 
 
-def _touch(ctx: Context, ts: float) -> None:
-    first = ctx.state.get("first_ts")
-    ctx.state["first_ts"] = ts if first is None else min(first, ts)
-    last = ctx.state.get("last_ts")
-    ctx.state["last_ts"] = ts if last is None else max(last, ts)
+# -- the built-in rules, as functions of plain values -------------------------------------
+# The hooks above and their direct forms below (what a shard runs, without a Context, for
+# a class that inherits the hooks unchanged) share these, so each rule is written once.
+
+
+def temporal_edge(
+    vertex_id: VertexId,
+    current: Mapping[str, Any] | None,
+    kind: UpdateKind,
+    dst: VertexId,
+    ts: float,
+    props: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """The edge ``vertex_id -> dst`` after a stream edge update (``None``: removed), by the
+    rule of :meth:`Vertex.on_edge_event`. ``KeyError`` if an update or removal finds no
+    edge, ``TypeError`` if ``props`` reuse ``count``, ``first_ts`` or ``last_ts``.
+
+    >>> temporal_edge(1, None, UpdateKind.ADD_EDGE, 2, 5.0, {"w": 1})
+    {'count': 1, 'first_ts': 5.0, 'last_ts': 5.0, 'w': 1}
+    >>> edge = {'count': 1, 'first_ts': 5.0, 'last_ts': 5.0}
+    >>> temporal_edge(1, edge, UpdateKind.ADD_EDGE, 2, 3.0, {})
+    {'count': 2, 'first_ts': 3.0, 'last_ts': 5.0}
+    """
+    if kind is UpdateKind.ADD_EDGE:
+        if current is None:
+            return dict(count=1, first_ts=ts, last_ts=ts, **props)
+        seen = dict(
+            count=current["count"] + 1,
+            first_ts=min(current["first_ts"], ts),
+            last_ts=max(current["last_ts"], ts),
+            **props,
+        )
+        return {**current, **seen}
+    if current is None:
+        raise KeyError(f"vertex {vertex_id!r} has no edge to {dst!r}")
+    if kind is UpdateKind.UPDATE_EDGE:
+        return {**current, **props}
+    return None
+
+
+def _sent(
+    state: Mapping[str, Any], kind: UpdateKind, existed: bool, exists: bool, ts: float
+) -> dict[str, Any]:
+    """TemporalVertex's state changes at the source of an edge update."""
+    changes: dict[str, Any] = {}
+    degree = state["out_degree"]
+    if exists != existed:
+        changes["out_degree"] = degree + exists - existed
+    if kind is UpdateKind.ADD_EDGE:
+        changes["sent"] = state["sent"] + 1
+        _touch(state, changes, ts)
+    return changes
+
+
+def _received_new(
+    state: Mapping[str, Any], props: Mapping[str, Any], time: float
+) -> dict[str, Any]:
+    """TemporalVertex's state changes at the target of a new incoming edge."""
+    changes = {"in_degree": state["in_degree"] + 1, "received": state["received"] + 1}
+    _touch(state, changes, props.get("last_ts", time))
+    return changes
+
+
+def _received(
+    state: Mapping[str, Any], old: Mapping[str, Any], props: Mapping[str, Any], time: float
+) -> dict[str, Any]:
+    """TemporalVertex's state changes at the target of a changed incoming edge."""
+    changes = {"received": state["received"] + props.get("count", 0) - old.get("count", 0)}
+    _touch(state, changes, props.get("last_ts", time))
+    return changes
+
+
+def _touch(state: Mapping[str, Any], changes: dict[str, Any], ts: float) -> None:
+    """Widen ``first_ts``/``last_ts`` (first and last activity) to ``ts``."""
+    first = state.get("first_ts")
+    if first is None or ts < first:
+        changes["first_ts"] = ts
+    last = state.get("last_ts")
+    if last is None or ts > last:
+        changes["last_ts"] = ts
+
+
+def _vertex_edge_event(
+    vertex_id: VertexId,
+    state: Mapping[str, Any],
+    current: Mapping[str, Any] | None,
+    kind: UpdateKind,
+    dst: VertexId,
+    ts: float,
+    props: Mapping[str, Any],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    return None, temporal_edge(vertex_id, current, kind, dst, ts, props)
+
+
+def _temporal_edge_event(
+    vertex_id: VertexId,
+    state: Mapping[str, Any],
+    current: Mapping[str, Any] | None,
+    kind: UpdateKind,
+    dst: VertexId,
+    ts: float,
+    props: Mapping[str, Any],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    edge = temporal_edge(vertex_id, current, kind, dst, ts, props)
+    return _sent(state, kind, current is not None, edge is not None, ts), edge
+
+
+def _accept(
+    state: Mapping[str, Any], props: Mapping[str, Any], time: float
+) -> tuple[dict[str, Any] | None, bool]:
+    return None, True
+
+
+def _temporal_accept(
+    state: Mapping[str, Any], props: Mapping[str, Any], time: float
+) -> tuple[dict[str, Any] | None, bool]:
+    return _received_new(state, props, time), True
+
+
+def _ignore_update(
+    state: Mapping[str, Any], old: Mapping[str, Any], props: Mapping[str, Any], time: float
+) -> dict[str, Any] | None:
+    return None
+
+
+class DirectHooks:
+    """Hooks of a vertex class as plain functions of the vertex's state and edges, for the
+    hooks it inherits unchanged from :class:`Vertex` or :class:`TemporalVertex` (``None``
+    where the class brings its own code, which then runs with a :class:`Context`).
+
+    ``edge_event(vertex_id, state, current_edge, kind, dst, ts, props)`` -> ``(state
+    changes or None, new edge props or None)``; ``edge_added(state, props, time)`` ->
+    ``(state changes or None, accepted)``; ``edge_updated(state, old_props, props, time)``
+    -> state changes or ``None``; ``ignores_messages``: ``on_message`` does nothing. They
+    raise what the hook would raise. Internal: the shard's execute step uses them to skip
+    the state copy, the state diff and the context object.
+    """
+
+    __slots__ = ("edge_event", "edge_added", "edge_updated", "ignores_messages")
+
+    _FORMS: ClassVar[dict[str, dict[Any, Any]]] = {}
+
+    def __init__(self, cls: type[Vertex]) -> None:
+        self.edge_event = self._form(cls, "on_edge_event")
+        self.edge_added = self._form(cls, "on_add_edge")
+        self.edge_updated = self._form(cls, "on_update_edge")
+        self.ignores_messages = self._form(cls, "on_message") is not None
+
+    @classmethod
+    def _form(cls, vertex_class: type[Vertex], hook: str) -> Any:
+        """The direct form of ``hook`` if every class defining it along ``vertex_class``'s
+        MRO is a built-in one (a mixin's override reached through ``super()`` counts)."""
+        owners = [k for k in vertex_class.__mro__ if hook in k.__dict__]
+        if any(k not in (Vertex, TemporalVertex) for k in owners):
+            return None
+        return cls._FORMS[hook].get(owners[0])
+
+
+DirectHooks._FORMS.update(
+    on_edge_event={Vertex: _vertex_edge_event, TemporalVertex: _temporal_edge_event},
+    on_add_edge={Vertex: _accept, TemporalVertex: _temporal_accept},
+    on_update_edge={Vertex: _ignore_update, TemporalVertex: _received},
+    on_message={Vertex: True},
+)
 
 
 class VertexTypes:
@@ -277,6 +413,7 @@ class VertexTypes:
         if default not in classes:
             classes.insert(0, default)
         self._behaviors: dict[str, Vertex] = {}
+        self._direct: dict[str, DirectHooks] = {}
         for cls in classes:
             if not (isinstance(cls, type) and issubclass(cls, Vertex)):
                 raise TypeError(f"vertex classes must subclass chronoray.Vertex, got {cls!r}")
@@ -284,6 +421,7 @@ class VertexTypes:
             if name in self._behaviors and type(self._behaviors[name]) is not cls:
                 raise ValueError(f"two vertex classes share the type name {name!r}")
             self._behaviors[name] = cls()
+            self._direct[name] = DirectHooks(cls)
         self.default_name = default.type_name
         self.classes = classes
 
@@ -303,6 +441,10 @@ class VertexTypes:
         except KeyError:
             known = ", ".join(sorted(self._behaviors))
             raise KeyError(f"unknown vertex type {type_name!r} (known: {known})") from None
+
+    def direct(self, type_name: str) -> DirectHooks:
+        """The direct forms of the hooks ``type_name`` inherits unchanged (internal)."""
+        return self._direct[type_name]
 
     def names(self) -> list[str]:
         """Registered type names."""

@@ -92,7 +92,7 @@ class LivePageRank(Computation):
             return
         state[1] = 0.0
         state[0] += r
-        degree = len(ctx.vertex._record.out_edges)
+        degree = ctx.vertex.out_degree
         if degree:
             state[2] += self.alpha * r / degree
             self._flush(ctx, degree)
@@ -101,7 +101,7 @@ class LivePageRank(Computation):
         state = ctx.state
         x, owed = state[0], state[2]
         ax = self.alpha * x
-        out_edges = ctx.vertex._record.out_edges
+        out_edges = ctx.vertex.out_edges
         if change.deleted:  # take back everything it distributed
             k = len(out_edges)
             for dst in out_edges:

@@ -24,12 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from shards.codec import decode_command, decode_event
-from shards.core import replay_event
-from shards.logstore import LogName, LogStore
+from shards.logstore import LogStore
+from shards.replay import LogReplay, read_commands
 from shards.routing import shard_of
 from snapshot.models.result import ModelResult
-from snapshot.reconstruct import start_checkpoint
 from snapshot.tables import rows_to_table
 
 __all__ = ["ReplayFunction", "replay", "replay_log"]
@@ -48,36 +46,27 @@ def replay_log(
     """Fold over one shard's log (pure). Returns ``(vertex -> result, entries folded)``;
     vertices with no execution in ``[t0, t1]`` are left out."""
     wanted = None if vertices is None else set(vertices)
-    bound = store.last_seq(LogName.EVENTS)
-    start, records = start_checkpoint(store, bound, t0)
-    if wanted is not None:
-        records = {v: r for v, r in records.items() if v in wanted}
+    log = LogReplay(store, at=t1, start_before=t0, only=wanted)
     results: dict[Any, Any] = {}
     folded = 0
-    commands = store.scan(LogName.COMMANDS, start + 1)
-    command_wc, command_data = -1, b""
-    for wc, data in store.scan(LogName.EVENTS, start + 1):
-        entry = decode_event(data)
-        if wanted is not None and entry.vertex not in wanted:
+    commands = read_commands(store, log.start + 1)
+    for step in log.entries():
+        vid = step.vertex
+        if step.time < t0 or not step.acted or step.deleted:
             continue
-        if entry.time > t1:
-            continue
-        replay_event(records, entry)
-        if entry.time < t0 or entry.error is not None or entry.clock == 0 or entry.deleted:
-            continue
-        while command_wc < wc:  # the command and event of one execution share a clock
-            command_wc, command_data = next(commands)
-        command = decode_command(command_data)
+        command = next(commands)
+        while command.wc < step.wc:  # the command and event of one execution share a clock
+            command = next(commands)
         message = {
             "kind": command.kind,
             "sender": command.sender,
             "payload": command.payload,
             "ts": command.ts,
         }
-        vid = entry.vertex
         if vid not in results:
             results[vid] = initial() if callable(initial) else copy.deepcopy(initial)
-        results[vid] = fold(results[vid], message, records[vid].snapshot())
+        assert step.record is not None
+        results[vid] = fold(results[vid], message, step.record.snapshot())
         folded += 1
     return results, folded
 
@@ -135,3 +124,4 @@ def replay(
         [{"step": k, "entries": n} for k, (_, n) in enumerate(parts)],
         {"entries": sum(n for _, n in parts)},
     )
+

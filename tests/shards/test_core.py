@@ -3,7 +3,6 @@ exactly-once channels, crash recovery from the log, failing behaviors, clocks.""
 
 from __future__ import annotations
 
-import pickle
 from typing import Any
 
 import pytest
@@ -11,9 +10,9 @@ import pytest
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.sources import BitcoinCsvSource, SnapEdgeSource
 from chronoray.testing import LocalRuntime, pair_counts
-from shards.codec import decode_command, decode_event
 from shards.core import Batch, ShardCore, VertexNotFound
-from shards.logstore import LogName, MemoryLogStore
+from shards.logstore import MemoryLogStore
+from shards.replay import LogReplay, headers, read_commands
 from shards.routing import shard_of
 from vertex import Context, TemporalVertex, Update, Vertex, VertexTypes
 
@@ -176,9 +175,9 @@ def test_failing_behavior_applies_nothing_and_is_logged():
     assert rt.vertex(1)["state"]["seen"] == 1  # the failed execution changed nothing
     assert 3 not in core.vertices and 2 in core.vertices  # its send never happened
     assert core.errors == 1
-    events = [decode_event(v) for _, v in core.store.scan(LogName.EVENTS)]
-    failed = [e for e in events if e.error]
-    assert len(failed) == 1 and failed[0].error == "RuntimeError: boom" and not failed[0].sends
+    failed = [s for s in LogReplay(core.store, checkpoint=False).entries() if s.error]
+    assert len(failed) == 1 and failed[0].error == "RuntimeError: boom"
+    assert failed[0].edges == () and core.pending(0) == 0  # and its send was never logged
     rt.ingest([Update.message(1, 3, to=2)], source="later")  # the shard keeps running
     assert rt.vertex(1)["state"]["seen"] == 2
     rt.crash(0)
@@ -186,38 +185,29 @@ def test_failing_behavior_applies_nothing_and_is_logged():
     rt.close()
 
 
-def test_log_entries_clocks_and_checkpoints():
-    rt = LocalRuntime(2, checkpoint_interval=3)
+def test_log_entries_and_clocks():
+    rt = LocalRuntime(2)
     rt.ingest([Update.add_edge(1, 2, t) for t in range(1, 8)])
     src = rt.cores[shard_of(1, 2)]
     dst = rt.cores[shard_of(2, 2)]
-    events = [(wc, decode_event(v)) for wc, v in src.store.scan(LogName.EVENTS)]
-    mine = [e for _, e in events if e.vertex == 1]
-    assert [e.clock for e in mine] == list(range(1, 8))
-    assert [e.checkpoint is not None for e in mine] == [
-        True,
-        False,
-        True,
-        False,
-        False,
-        True,
-        False,
-    ]
-    assert [e.time for e in mine] == list(range(1, 8))
-    commands = [decode_command(v) for _, v in src.store.scan(LogName.COMMANDS)]
-    assert [(c.channel, c.position) for c in commands if c.vertex == 1] == [
-        ("src:iterable", t) for t in range(1, 8)
-    ]
+    steps = list(LogReplay(src.store, checkpoint=False).entries())
+    mine = [s for s in steps if s.vertex == 1]
+    assert [s.clock for s in mine] == list(range(1, 8))
+    assert [s.created for s in mine] == [True] + [False] * 6
+    assert [s.time for s in mine] == list(range(1, 8))
+    assert [s.wc for s in steps] == list(range(1, len(steps) + 1))
+    commands = [c for c in read_commands(src.store) if c.vertex == 1]
+    assert [(c.channel, c.position) for c in commands] == [("src:iterable", t) for t in range(1, 8)]
+    assert [c.payload[:4] for c in commands] == [("add_edge", 1, t, 2) for t in range(1, 8)]
     if src is not dst:
         # the receiver's vector clock knows the sender's worker clock after the messages
-        vectors = [pickle.loads(v) for _, v in dst.store.scan(LogName.CLOCKS)]
+        vectors = [v for h in headers(dst.store) for _, v in h.vectors]
         assert vectors and vectors[-1][src.shard_id] >= 1
-        received = [decode_command(v) for _, v in dst.store.scan(LogName.COMMANDS)]
+        received = list(read_commands(dst.store))
         assert all(c.channel == f"shard:{src.shard_id}" for c in received)
         # event time of a message-caused entry = max(previous time, message time)
-        assert [decode_event(v).time for _, v in dst.store.scan(LogName.EVENTS)] == list(
-            range(1, 8)
-        )
+        times = [s.time for s in LogReplay(dst.store, checkpoint=False).entries()]
+        assert times == list(range(1, 8))
     rt.close()
 
 

@@ -9,8 +9,11 @@ import pytest
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.sources import BitcoinCsvSource, SnapEdgeSource
 from chronoray.testing import LocalRuntime, TokenVertex, causality_violations, pair_counts_between
+from shards.codec import Schema
+from shards.replay import read_schema
 from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
 from snapshot.retro import vertex_history, vertex_state_at
+from snapshot.tables import snapshot_tables
 from vertex import VertexTypes
 
 
@@ -149,3 +152,23 @@ def test_vertex_state_and_history(college_graph, college):
     sent = [h["state"]["sent"] for h in history if h["time"] >= times[10]]
     assert sent == sorted(sent) and sent[-1] == sum(1 for x in times if x <= times[20])
     assert history[0]["time"] <= times[10]  # the state it had when the window opened
+
+
+def test_every_cut_has_the_graph_schema(bitcoin):
+    """Tables of an empty cut, an early one and the last one have the same columns and
+    types (the schema the logs recorded), across shards too."""
+    rt = LocalRuntime(2)
+    rt.ingest(BitcoinCsvSource(bitcoinotc_path()).read())
+    schema = Schema.empty()
+    for core in rt.cores:
+        schema = schema.merge(read_schema(core.store))
+    assert schema.edge["weight"] == "int" and schema.vertex["last_ts"] == "float"
+    times = sorted({ts for events in bitcoin.values() for ts, _ in events})
+    shapes = set()
+    for t in (times[0] - 1, times[0], times[len(times) // 2], times[-1]):
+        vertices, edges = _edges_at(rt, at=t)
+        v, e = snapshot_tables(vertices, edges, schema)
+        assert e.num_rows == len(pair_counts_between(bitcoin, t))
+        shapes.add((v.schema, e.schema))
+    assert len(shapes) == 1
+    rt.close()
