@@ -28,11 +28,11 @@ class Config:
     """Shard workers (Ray actors); vertex ids are hash-partitioned over them."""
     log_dir: str = "chronoray-logs"
     """Directory holding one RocksDB database per shard (``shard-<k>``)."""
-    checkpoint_interval: int = 64
-    """A vertex's full state is logged at creation and every this many of its executions."""
     shard_checkpoint_interval: int = 100_000
-    """A shard logs its whole state every this many behavior executions; snapshots and
-    recovery replay from the nearest such checkpoint instead of from the beginning."""
+    """A shard logs its whole state once at least this many behavior executions, and at
+    least as many as the state holds vertices and edges, were logged since the last time
+    (so checkpoint bytes per event stay bounded); snapshots and recovery replay from the
+    nearest such checkpoint instead of from the beginning."""
     sync: bool = False
     """``False``: an acknowledged update survives a process crash (WAL, no fsync);
     ``True``: it also survives a machine crash (fsync per batch, much slower)."""
@@ -88,7 +88,6 @@ class Config:
     def __post_init__(self) -> None:
         for name in (
             "num_shards",
-            "checkpoint_interval",
             "shard_checkpoint_interval",
             "batch_size",
             "max_inflight",

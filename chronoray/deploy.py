@@ -175,7 +175,6 @@ def _start_shard(
             c.num_shards,
             shard_log_path(log_dir, k),
             types,
-            checkpoint_interval=c.checkpoint_interval,
             shard_checkpoint_interval=c.shard_checkpoint_interval,
             sync=c.sync,
             max_pending=c.max_pending,

@@ -188,9 +188,8 @@ class ShardCore:
     ``store`` is the shard's :class:`~shards.logstore.LogStore` (``None`` runs without
     logging: an ephemeral graph with no history and no recovery). Creating a core over a
     non-empty store recovers the shard from it; a store written in another format version
-    is refused (:class:`~shards.codec.LogFormatError`). ``checkpoint_interval`` (the
-    per-vertex checkpoint interval of format 1) is accepted and ignored: a vertex is never
-    written whole; see the module doc for when the shard is.
+    is refused (:class:`~shards.codec.LogFormatError`). A vertex is never written whole;
+    see the module doc for when the shard is.
     """
 
     def __init__(
@@ -200,13 +199,10 @@ class ShardCore:
         store: LogStore | None,
         types: VertexTypes | None = None,
         *,
-        checkpoint_interval: int = 64,
         shard_checkpoint_interval: int = 100_000,
     ) -> None:
         if not 0 <= shard_id < num_shards:
             raise ValueError(f"shard id {shard_id} outside 0..{num_shards - 1}")
-        if checkpoint_interval < 1:
-            raise ValueError("checkpoint_interval must be >= 1")
         if shard_checkpoint_interval < 1:
             raise ValueError("shard_checkpoint_interval must be >= 1")
         self.shard_id = shard_id

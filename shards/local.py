@@ -39,7 +39,6 @@ class LocalRuntime:
         types: VertexTypes | None = None,
         store_factory: Callable[[int], LogStore | None] | None = None,
         *,
-        checkpoint_interval: int = 64,
         shard_checkpoint_interval: int = 100_000,
         batch_size: int = 1000,
         host_factory: Callable[[], Any] | None = None,
@@ -49,7 +48,6 @@ class LocalRuntime:
         self._factory = store_factory or (lambda k: MemoryLogStore(f"{prefix}-{k}"))
         self.types = types or VertexTypes()
         self.num_shards = num_shards
-        self.checkpoint_interval = checkpoint_interval
         self.shard_checkpoint_interval = shard_checkpoint_interval
         self.batch_size = batch_size
         self.host_factory = host_factory
@@ -63,7 +61,6 @@ class LocalRuntime:
             self.num_shards,
             self._stores[shard],
             self.types,
-            checkpoint_interval=self.checkpoint_interval,
             shard_checkpoint_interval=self.shard_checkpoint_interval,
         )
         if self.host_factory is not None:

@@ -68,7 +68,6 @@ class ShardWorker:
         log_path: str,
         types: VertexTypes,
         *,
-        checkpoint_interval: int = 64,
         shard_checkpoint_interval: int = 100_000,
         sync: bool = False,
         max_pending: int = 200_000,
@@ -89,7 +88,6 @@ class ShardWorker:
             num_shards,
             RocksLogStore(log_path, sync=sync),
             types,
-            checkpoint_interval=checkpoint_interval,
             shard_checkpoint_interval=shard_checkpoint_interval,
         )
         self.host = None

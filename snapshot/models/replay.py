@@ -124,4 +124,3 @@ def replay(
         [{"step": k, "entries": n} for k, (_, n) in enumerate(parts)],
         {"entries": sum(n for _, n in parts)},
     )
-

@@ -69,7 +69,7 @@ def test_bitcoin_ratings_and_fractional_times(bitcoin):
 
 
 def test_resent_batch_is_applied_once():
-    core = ShardCore(0, 1, MemoryLogStore("resend"), checkpoint_interval=4)
+    core = ShardCore(0, 1, MemoryLogStore("resend"))
     updates = [Update.add_edge(1, 2, t).with_origin("s", t) for t in range(1, 11)]
     first = core.handle(Batch.of_updates(updates[:6]))
     assert first.executed == 6 and first.applied == 6
