@@ -56,6 +56,7 @@ from shards.codec import (
     K_EDGE_UPDATED,
     K_SPAWN,
     K_TARGET_DELETED,
+    K_UPDATE,
     K_USER,
     MANIFEST_KEY,
     SCHEMA_KEY,
@@ -147,13 +148,20 @@ class Batch:
     ``side`` holds the sender's unlogged observer items (ephemeral messages): they ride
     along with the logged items but are never logged, numbered or acknowledged (see
     :mod:`shards.observe`). A batch with only side items has no ``items`` and no vector.
-    Messages are plain tuples (see :mod:`shards.codec`), so a batch pickles fast."""
+    Messages are plain tuples (see :mod:`shards.codec`), so a batch pickles fast.
+
+    ``halves`` (source batches): the source sends every stream edge update to its
+    target's shard too (``K_IN_EDGE``, at the same position; both halves travel in one
+    batch when they go to the same shard). Then, in a graph with stream edges
+    (:attr:`~vertex.model.VertexTypes.stream_edges`), the owner sends its target no
+    notice: the target applies the update itself, in stream order."""
 
     channel: str
     prev: int
     items: list[tuple[int, Message]]
     vector: tuple[int, ...] | None = None
     side: list[Any] | None = None
+    halves: bool = False
 
     @classmethod
     def of_updates(cls, updates: list[Update], prev: int = 0) -> Batch:
@@ -224,6 +232,9 @@ class ShardCore:
         self._outboxes = [_Outbox() for _ in range(num_shards)]
         self._reorder: dict[str, dict[int, Batch]] = {}
         self._vector_grew = False
+        self.stream_edges = self.types.stream_edges
+        self._stream_batch = False  # the batch being applied carries stream edge halves
+        self.times: dict[str, float] = {}  # time of the last update applied per source channel
         self._route: dict[VertexId, int] = {}
         self._plans: dict[str, tuple[Vertex, DirectHooks]] = {}
         self._schema = SchemaTracker(Schema.empty())
@@ -299,7 +310,7 @@ class ShardCore:
             return HandleResult(applied=applied)
         if batch.prev > applied:
             self._reorder.setdefault(channel, {})[batch.prev] = Batch(
-                channel, batch.prev, batch.items, batch.vector
+                channel, batch.prev, batch.items, batch.vector, None, batch.halves
             )
             if batch.side and self._observer is not None:
                 self._observer.receive_side(batch.side)
@@ -441,9 +452,13 @@ class ShardCore:
             return
         first = self._wc + 1
         execute = self._execute
+        self._stream_batch = batch.halves and self.stream_edges
         for _, msg in items:
             execute(msg, block, released)
+        self._stream_batch = False
         self.applied[channel] = items[-1][0]
+        if batch.vector is None:  # a source channel
+            self.times[channel] = items[-1][1][4]
         result.executed += len(items)
         self.vector[self.shard_id] = self._wc
         if block is not None:
@@ -481,7 +496,11 @@ class ShardCore:
             HANDLERS[kind](run, sender, payload, ts)
             if run.ctx is not None:
                 settle(run, block is not None)
-            messages = self._messages(run, kind) if run.emits() else None
+            messages = None
+            if run.emits():
+                # a stream edge's target applies the update itself: no notice for it
+                skip = payload[1] if self._stream_batch and kind == K_UPDATE else None
+                messages = self._messages(run, kind, skip)
         except Exception as exc:  # a failing behavior applies nothing
             self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
             return
@@ -501,6 +520,8 @@ class ShardCore:
                 block.deleted.append(i)
             if run.dropped:
                 block.dropped[i] = run.dropped
+            if run.late is not None:
+                block.late[i] = run.late
             if sends:
                 block.sends[i] = sends
             edge_ops = run.edge_ops
@@ -554,10 +575,13 @@ class ShardCore:
             block.failed[len(block.events)] = error
             block.events.append((vid, clock, time, None, None, None))
 
-    def _messages(self, run: Execution, kind: int) -> list[tuple[int, int, VertexId, Any]]:
+    def _messages(
+        self, run: Execution, kind: int, skip: VertexId | None = None
+    ) -> list[tuple[int, int, VertexId, Any]] | None:
         """The messages the execution emits -- sends, spawns, edge notices -- as
         ``(dest shard, kind, target, payload)`` (raises, as a failure of the behavior, on
-        a target id that cannot be routed)."""
+        a target id that cannot be routed). ``skip``: the target of a stream edge update
+        that applies it itself (it gets no notice of that edge)."""
         out_edges = run.record.out_edges
         out: list[tuple[int, VertexId, Any]] = []
         for dst, payload in run.sends:
@@ -569,7 +593,7 @@ class ShardCore:
             out.append((K_SPAWN, new_id, (vtype, props)))
         silent = kind in EDGE_CLEANUP  # removing an edge its target refused or lost
         for dst, props in run.edge_ops:
-            if silent and dst == run.sender:
+            if (silent and dst == run.sender) or dst == skip:
                 continue
             if props is None:
                 if dst in out_edges:
@@ -580,6 +604,8 @@ class ShardCore:
             removed = {dst for dst, props in run.edge_ops if props is None}
             out += [(K_EDGE_REMOVED, dst, None) for dst in out_edges if dst not in removed]
             out += [(K_TARGET_DELETED, src, None) for src in run.record.in_edges]
+        if not out:
+            return None
         route, num_shards = self._route, self.num_shards
         messages = []
         for msg_kind, dst, payload in out:
@@ -694,6 +720,7 @@ class ShardCore:
                 [o.next_seq for o in self._outboxes],
                 [o.acked for o in self._outboxes],
                 floor,
+                self.times,
             )
         )
 
@@ -746,6 +773,7 @@ class ShardCore:
         self._schema = SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
         cursor = decode_cursor(raw)
         self.applied = dict(cursor.applied)
+        self.times = dict(cursor.times)
         for box, next_seq, acked in zip(self._outboxes, cursor.next_seq, cursor.acked, strict=True):
             box.next_seq, box.acked, box.sent_upto = next_seq, acked, acked
         replay = LogReplay(store)

@@ -7,6 +7,7 @@ recovery -- can be tested in milliseconds without Ray.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -14,6 +15,7 @@ from shards.core import Batch, ShardCore, source_channel
 from shards.feed import Frontiers, SourceFeed
 from shards.logstore import LogStore, MemoryLogStore
 from shards.routing import shard_of
+from shards.watermark import LatePolicy
 from vertex.model import VertexTypes
 from vertex.records import Update, VertexId
 
@@ -25,7 +27,7 @@ class LocalRuntime:
     gives others (``store_factory(shard) -> LogStore``; ``None`` disables logging).
 
     >>> rt = LocalRuntime(2)
-    >>> rt.ingest([Update.add_edge(1, 2, 10), Update.add_edge(1, 2, 20)])
+    >>> feed = rt.ingest([Update.add_edge(1, 2, 10), Update.add_edge(1, 2, 20)])
     >>> rt.vertex(1)["out_edges"][2]["count"], rt.vertex(2)["state"]["in_degree"]
     (2, 1)
     >>> rt.close()
@@ -67,32 +69,64 @@ class LocalRuntime:
             core.attach(self.host_factory())
         return core
 
-    def ingest(self, updates: Iterable[Update], source: str = "iterable") -> None:
+    def ingest(
+        self,
+        updates: Iterable[Update],
+        source: str = "iterable",
+        *,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        on_late: Callable[[Update, float], None] | None = None,
+    ) -> SourceFeed | None:
         """Apply ``updates`` (stamped with ``(source, offset)`` if they are not) and run
-        until no message is pending. Batching, ``prev`` positions and the frontier are
-        the :class:`~shards.feed.SourceFeed`'s, as for a Ray source actor."""
-        name = None
+        until no message is pending; returns the source's feed (its counters), ``None``
+        for no update. Event time, batching, positions and the frontier are the
+        :class:`~shards.feed.SourceFeed`'s, as for a Ray source actor: an update going
+        back in time raises :class:`~shards.watermark.OutOfOrder` (after everything
+        before it was applied) unless ``allowed_lateness`` is given, and then ``late``
+        says what becomes of the updates later than that."""
+        options = {"allowed_lateness": allowed_lateness, "late": late, "on_late": on_late}
         feed: SourceFeed | None = None
-        for i, update in enumerate(updates, start=1):
-            if update.offset < 0:
-                update = update.with_origin(source, i)
-            if feed is None:
-                name = update.source
-                feed = self._feed(name)
-                self._set_frontier(self._frontiers.open(name))
-            for shard, batch in feed.offer(update):
-                self._push(feed, shard, batch)
-        if feed is not None:
-            for shard, batch in feed.flush():
-                self._push(feed, shard, batch)
-            self._set_frontier(self._frontiers.close(feed.source))
-        self.run_until_quiet()
+        try:
+            for i, update in enumerate(updates, start=1):
+                if update.offset < 0:
+                    update = update.with_origin(source, i)
+                if feed is None:
+                    feed = self._feed(update.source, **options)
+                    self._set_frontier(self._frontiers.open(feed.source))
+                self._send(feed, feed.offer(update))
+        finally:
+            if feed is not None:
+                self._send(feed, feed.end())
+                self._set_frontier(self._frontiers.close(feed.source))
+            self.run_until_quiet()
+        return feed
 
-    def _feed(self, source: str) -> SourceFeed:
-        """A feed for ``source`` that resumes where the shards' logs say it stopped."""
+    def _feed(self, source: str, **options: Any) -> SourceFeed:
+        """A feed for ``source`` that resumes where the shards' logs say it stopped; its
+        floor is the latest time the shards applied from other sources."""
         channel = source_channel(source)
         applied = [core.applied.get(channel, 0) for core in self.cores]
-        return SourceFeed(source, self.num_shards, self.batch_size, applied)
+        others = [t for core in self.cores for c, t in core.times.items() if c != channel]
+        return SourceFeed(
+            source,
+            self.num_shards,
+            self.batch_size,
+            applied,
+            floor=max(others, default=-math.inf),
+            halves=self.types.stream_edges,
+            **options,
+        )
+
+    def _send(self, feed: SourceFeed, batches: list[tuple[int, Batch]]) -> None:
+        """Push ``batches``; past a barrier, continue once what it waits for is applied
+        (here: at once, since every push runs until no message is pending)."""
+        while True:
+            for shard, batch in batches:
+                self._push(feed, shard, batch)
+            if feed.barrier is None:
+                return
+            batches = feed.pass_barrier()
 
     def _set_frontier(self, change: tuple[float, bool] | None) -> None:
         if change is not None:
