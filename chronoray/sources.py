@@ -24,8 +24,12 @@ Guarantees of the sources in this module:
   after yielding every good update before it, and yields nothing after it.
   :func:`read_updates` with ``on_error="skip"`` instead counts the record, optionally
   writes it to a rejects file, and continues with the next line.
-* Time order is **not** required (streams may be unordered); SNAP times are ``int``,
-  Bitcoin CSV times ``float`` exactly as ``float(text)``.
+* Time order is **not** required of a source (streams may be unordered); SNAP times are
+  ``int``, Bitcoin CSV times ``float`` exactly as ``float(text)``. What the graph needs is
+  decided by the source feed (:mod:`shards.watermark`): a source that must be in order is
+  refused at its first update going back in time (:class:`OutOfOrder`); a file is checked
+  before anything of it is applied (:func:`check_order`). :class:`SortedSource` sorts any
+  source by time outside memory; an allowed lateness reorders bounded disorder instead.
 * No Ray: this module only reads files and builds records.
 
 Resumable sources: besides ``read()``, the built-in sources have ``records()``, which
@@ -43,23 +47,30 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import heapq
 import math
 import os
+import pickle
 import re
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Literal, Protocol, runtime_checkable
 
+from shards.watermark import OutOfOrder
 from vertex.records import Update, UpdateKind
 
 __all__ = [
     "BitcoinCsvSource",
     "IterableSource",
     "MalformedRecord",
+    "OutOfOrder",
     "ReadStats",
     "SnapEdgeSource",
+    "SortedSource",
     "Source",
+    "check_order",
     "open_source",
     "read_updates",
 ]
@@ -237,6 +248,8 @@ class _FileSource(_RecordSource):
     """A source reading one file; named after the file's base name unless given a name."""
 
     path: Path
+    _line: re.Pattern[bytes]  # the fast parser's pattern; its last group is the time
+    _time: type[int] | type[float]
 
     def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
         self.path = _existing_file(path)
@@ -245,6 +258,35 @@ class _FileSource(_RecordSource):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._where!r}, name={self.name!r})"
+
+    @property
+    def where(self) -> str:
+        """The file as the user named it (what errors show)."""
+        return self._where
+
+    def first_disorder(self, floor: float = -math.inf) -> OutOfOrder | None:
+        """The first line whose time is below one before it (or below ``floor``), as the
+        refusal to raise; ``None`` if the file is in time order. Reads only the time of
+        each line (malformed lines are left to :meth:`records`)."""
+        match, to_time = self._line.fullmatch, self._time
+        latest, below_floor = floor, True
+        with open(self.path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                m = match(raw)
+                if m is None:
+                    record = next(iter(self._parse(raw, lineno)), None)
+                    if not isinstance(record, Update):
+                        continue
+                    ts: float = record.ts
+                else:
+                    ts = to_time(m.groups()[-1])
+                if ts < latest:
+                    return OutOfOrder(self._where, lineno, ts, latest, below_floor)
+                latest, below_floor = ts, False
+        return None
+
+    def _parse(self, raw: bytes, lineno: int) -> list[Update | MalformedRecord]:
+        raise NotImplementedError
 
 
 class SnapEdgeSource(_FileSource):
@@ -257,9 +299,12 @@ class SnapEdgeSource(_FileSource):
     ``FileNotFoundError`` here, at construction.
     """
 
+    _line = _SNAP_LINE
+    _time = int
+
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
-        name, where, match, edge = self.name, self._where, _SNAP_LINE.fullmatch, _edge
+        name, match, edge, slow = self.name, _SNAP_LINE.fullmatch, _edge, self._parse
         with open(self.path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
                 m = match(raw)
@@ -267,14 +312,17 @@ class SnapEdgeSource(_FileSource):
                     src, dst, ts = m.groups()
                     yield edge(int(src), int(dst), int(ts), {}, name, lineno)
                     continue
-                parsed = _snap_slow(raw)
-                if parsed is None:
-                    continue
-                if isinstance(parsed, str):
-                    yield MalformedRecord(where, lineno, _text(raw), parsed)
-                    continue
-                src_i, dst_i, ts_i = parsed
-                yield edge(src_i, dst_i, ts_i, {}, name, lineno)
+                yield from slow(raw, lineno)
+
+    def _parse(self, raw: bytes, lineno: int) -> list[Update | MalformedRecord]:
+        """A line the fast pattern missed: its update, its error, or nothing (skipped)."""
+        parsed = _snap_slow(raw)
+        if parsed is None:
+            return []
+        if isinstance(parsed, str):
+            return [MalformedRecord(self._where, lineno, _text(raw), parsed)]
+        src_i, dst_i, ts_i = parsed
+        return [_edge(src_i, dst_i, ts_i, {}, self.name, lineno)]
 
 
 # -- Bitcoin OTC CSV -----------------------------------------------------------------------
@@ -326,9 +374,12 @@ class BitcoinCsvSource(_FileSource):
     ``FileNotFoundError`` here, at construction.
     """
 
+    _line = _CSV_LINE
+    _time = float
+
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
-        name, where, match, edge = self.name, self._where, _CSV_LINE.fullmatch, _edge
+        name, match, edge, slow = self.name, _CSV_LINE.fullmatch, _edge, self._parse
         isfinite = math.isfinite
         with open(self.path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
@@ -340,14 +391,17 @@ class BitcoinCsvSource(_FileSource):
                     if _RATING_MIN <= r <= _RATING_MAX and isfinite(t):
                         yield edge(int(src), int(dst), t, {"weight": r}, name, lineno)
                         continue
-                parsed = _csv_slow(raw)
-                if parsed is None:
-                    continue
-                if isinstance(parsed, str):
-                    yield MalformedRecord(where, lineno, _text(raw), parsed)
-                    continue
-                src_i, dst_i, r_i, t_f = parsed
-                yield edge(src_i, dst_i, t_f, {"weight": r_i}, name, lineno)
+                yield from slow(raw, lineno)
+
+    def _parse(self, raw: bytes, lineno: int) -> list[Update | MalformedRecord]:
+        """A line the fast path did not take: its update, its error, or nothing (blank)."""
+        parsed = _csv_slow(raw)
+        if parsed is None:
+            return []
+        if isinstance(parsed, str):
+            return [MalformedRecord(self._where, lineno, _text(raw), parsed)]
+        src_i, dst_i, r_i, t_f = parsed
+        return [_edge(src_i, dst_i, t_f, {"weight": r_i}, self.name, lineno)]
 
 
 # -- Python iterables ------------------------------------------------------------------------
@@ -398,6 +452,110 @@ class IterableSource(_RecordSource):
                 yield item
             else:
                 yield item.with_origin(name, offset)
+
+
+# -- time order -----------------------------------------------------------------------------
+
+
+class SortedSource(_RecordSource):
+    """``source``'s updates in time order, sorted outside memory: a file larger than
+    memory is read once into sorted runs of ``run_size`` updates (temporary files in
+    ``tmpdir``), which are then merged, so at most ``run_size`` updates and one chunk per
+    run are in memory at a time.
+
+    Updates keep their source name and offsets (a file's line numbers) and leave in
+    ``(time, offset)`` order, the same order each time the file is read. Malformed records
+    come first, before any update (see :func:`read_updates`): with ``on_error="raise"``
+    the first one stops the ingestion before anything is applied.
+
+    >>> from vertex.records import Update
+    >>> src = SortedSource(IterableSource([Update.add_edge(1, 2, 9), Update.add_edge(2, 3, 4)]))
+    >>> [(u.ts, u.offset) for u in src.read()]
+    [(4, 2), (9, 1)]
+    """
+
+    offsets_increase = False  # a sorted file's line numbers do not
+
+    def __init__(
+        self, source: Source, run_size: int = 1_000_000, tmpdir: str | None = None
+    ) -> None:
+        if run_size < 1:
+            raise ValueError("run_size must be >= 1")
+        self.source = source
+        self.name = source.name
+        self.run_size = run_size
+        self.tmpdir = tmpdir
+        self.path = getattr(source, "path", None)
+
+    def __repr__(self) -> str:
+        return f"SortedSource({self.source!r})"
+
+    @property
+    def where(self) -> str:
+        """What errors show: the wrapped source's file or name."""
+        return str(getattr(self.source, "where", self.name))
+
+    def records(self) -> Iterator[Update | MalformedRecord]:
+        """Malformed records of the source in its order, then its updates sorted."""
+        inner = getattr(self.source, "records", None)
+        records = inner() if callable(inner) else self.source.read()
+        with tempfile.TemporaryDirectory(prefix="chronoray-sort-", dir=self.tmpdir) as tmp:
+            runs: list[Path] = []
+            run: list[tuple[float, int, Update]] = []
+            for record in records:
+                if isinstance(record, MalformedRecord):
+                    yield record
+                    continue
+                run.append((record.ts, record.offset, record))
+                if len(run) >= self.run_size:
+                    runs.append(_spill(run, Path(tmp) / f"run-{len(runs)}"))
+                    run = []
+            run.sort(key=_order)
+            if not runs:
+                yield from (u for _, _, u in run)
+                return
+            if run:
+                runs.append(_spill(run, Path(tmp) / f"run-{len(runs)}"))
+            yield from (u for _, _, u in heapq.merge(*map(_unspill, runs), key=_order))
+
+
+def _order(item: tuple[float, int, Update]) -> tuple[float, int]:
+    return item[0], item[1]
+
+
+_CHUNK = 10_000  # updates per pickle in a run file
+
+
+def _spill(run: list[tuple[float, int, Update]], path: Path) -> Path:
+    """Write ``run`` sorted to ``path`` as consecutive pickled chunks."""
+    run.sort(key=_order)
+    with open(path, "wb") as f:
+        for i in range(0, len(run), _CHUNK):
+            pickle.dump(run[i : i + _CHUNK], f, protocol=5)
+    run.clear()
+    return path
+
+
+def _unspill(path: Path) -> Iterator[tuple[float, int, Update]]:
+    """The items of a run file, one chunk in memory at a time."""
+    with open(path, "rb") as f:
+        while True:
+            try:
+                chunk = pickle.load(f)
+            except EOFError:
+                return
+            yield from chunk
+
+
+def check_order(source: Source, floor: float = -math.inf) -> None:
+    """Raise :class:`OutOfOrder` at the first line of a file source that goes back in time
+    (or below ``floor``), before anything of it is applied; other sources are checked as
+    they are read (their refusal comes after what preceded it was applied)."""
+    first_disorder = getattr(source, "first_disorder", None)
+    if callable(first_disorder):
+        refusal = first_disorder(floor)
+        if refusal is not None:
+            raise refusal
 
 
 # -- opening and reading ------------------------------------------------------------------

@@ -90,7 +90,9 @@ class SourceFeed:
     ``allowed_lateness``, ``late``, ``floor`` and ``on_late`` are the
     :class:`~shards.watermark.Reorder`'s; ``where`` names the source in errors (its file);
     ``halves`` sends stream edge updates to both endpoints' shards (for a graph whose
-    :attr:`~vertex.model.VertexTypes.stream_edges` holds).
+    :attr:`~vertex.model.VertexTypes.stream_edges` holds). Offsets must increase, unless
+    ``offsets_increase`` is false (a source sorted by time, whose offsets are its file's
+    line numbers: distinct, in no order).
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class SourceFeed:
         halves: bool = False,
         where: str | None = None,
         on_late: Callable[[Update, float], None] | None = None,
+        offsets_increase: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
@@ -114,11 +117,13 @@ class SourceFeed:
         self.num_shards = num_shards
         self.batch_size = batch_size
         self.halves = halves
+        self.offsets_increase = offsets_increase
         start = list(applied) if applied is not None else [0] * num_shards
         if len(start) != num_shards:
             raise ValueError(f"applied needs {num_shards} positions, got {len(start)}")
         self.reorder = Reorder(allowed_lateness, late, floor, where or source, on_late)
         self._start = start
+        self._resuming = any(start)
         self._prev = list(start)
         self._acked = list(start)
         self._buffers: list[list[tuple[int, Message]]] = [[] for _ in range(num_shards)]
@@ -148,13 +153,18 @@ class SourceFeed:
         must be in order."""
         if update.source != self.source:
             raise ValueError(f"update of source {update.source!r} offered to feed {self.source!r}")
-        if update.offset <= self._last_offset:
+        if update.offset <= self._last_offset and self.offsets_increase:
             raise ValueError(
                 f"source {self.source!r}: offset {update.offset} does not follow "
                 f"{self._last_offset} (offsets must strictly increase)"
             )
         self._last_offset = update.offset
         self.read += 1
+        if self._resuming and self._applied_before(update):
+            self.reorder.skip(update)
+            self._position = update.offset
+            self.skipped += 1
+            return []
         released = self.reorder.offer(update)
         if not released:
             return []
@@ -162,6 +172,22 @@ class SourceFeed:
             self._held.extend(released)
             return []
         return self._route(released)
+
+    def _applied_before(self, update: Update) -> bool:
+        """Whether a resumed source's update was applied by every shard it goes to, told
+        before it is weighed against the watermark (a source resumed after others went
+        on must not find its own applied updates late). Only while the positions are
+        the offsets: nothing reordered so far."""
+        offset = update.offset
+        if offset <= self._position or self.reorder.waiting or self._held:
+            return False
+        start, n = self._start, self.num_shards
+        if offset > start[shard_of(update.vertex, n)]:
+            return False
+        kind = update.kind
+        if self.halves and (kind is _ADD or kind is _SET or kind is _REMOVE):
+            return offset <= start[shard_of(update.dst, n)]  # type: ignore[arg-type]
+        return True
 
     def end(self) -> list[tuple[int, Batch]]:
         """The source has no more updates: release everything held and seal every

@@ -157,6 +157,15 @@ class Reorder:
         heapq.heappush(heap, (ts, update.offset, update))
         return self._pop(watermark)
 
+    def skip(self, update: Update) -> None:
+        """Count in ``update`` without releasing it (a resumed source's update its shards
+        applied before): the watermark moves on as if it had been released."""
+        if update.ts > self.max_seen:
+            self.max_seen = update.ts
+            mark = update.ts - self._lateness
+            if mark > self.watermark:
+                self.watermark = mark
+
     def advance(self, watermark: float) -> list[Released]:
         """Raise the watermark to ``watermark`` (an idle source catching up with the
         others, or ``inf`` at the end of the source); returns what leaves."""
