@@ -8,6 +8,13 @@ for every driver and source actor at once:
 * which sources are feeding it, and their combined frontier (a
   :class:`~shards.feed.Frontiers`): it tells the shards whenever that changes, and a
   restarted shard asks it for the current value;
+* each source's *floor* -- the latest time the shards applied from other sources when it
+  opened: its updates before it are late -- and, while several sources feed the graph,
+  their *promises* (no update a source sends from now on is earlier), which it gives the
+  shards as their gate so that they merge the sources by event time
+  (:meth:`~shards.core.ShardCore.set_gate`). A source opening while another feeds first
+  freezes the shards' merge, then reads the time they reached: nothing the shards run
+  afterwards is earlier than the new source's floor;
 * the final report of every source that ended.
 
 Named graphs live in their own Ray namespace, ``chronoray-graph-<name>``, with the
@@ -17,11 +24,13 @@ controller named ``graph``; :func:`named_graphs` lists them.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
 import ray
 
+from shards.core import source_channel
 from shards.feed import Frontiers
 from shards.worker import ACTOR_ERRORS
 
@@ -54,6 +63,9 @@ class GraphController:
         self._info = dict(info, created=time.time())
         self._shards: list[Any] = []
         self._frontiers = Frontiers()
+        self._promises = Frontiers()
+        self._floors: dict[str, float] = {}
+        self._gate: dict[str, float] | None = None
         self._sources: dict[str, Any] = {}
         self._reports: dict[str, dict[str, Any]] = {}
 
@@ -73,6 +85,22 @@ class GraphController:
         """The graph-wide frontier now (``inf``: no source is feeding)."""
         return self._frontiers.value
 
+    async def gate(self) -> dict[str, float] | None:
+        """The shards' gate now: each source channel's promise while several sources
+        feed the graph, else ``None``."""
+        return self._gate
+
+    async def watermark(self, excluding: str | None = None) -> float:
+        """The smallest promise of the active sources (``excluding`` one): what an idle
+        source catches up with (``inf``: none)."""
+        values = [
+            v
+            for s in self._promises.sources
+            if s != excluding
+            if (v := self._promises.get(s)) is not None
+        ]
+        return min(values, default=math.inf)
+
     # -- sources ----------------------------------------------------------------------
 
     async def open_source(self, name: str) -> bool:
@@ -81,10 +109,31 @@ class GraphController:
         source of that name is feeding already."""
         if name in self._sources:
             return False
+        others = bool(self._sources)
         self._sources[name] = None
         self._reports.pop(name, None)
         await self._tell(self._frontiers.open(name))
+        if others:  # freeze the merge: nothing may run past what the floor will say
+            self._promises.open(name)
+            await self._tell_gate()
+        floor = await self._floor(name)
+        self._floors[name] = floor
+        self._promises.open(name, floor)
+        await self._tell_gate()
         return True
+
+    async def source_floor(self, name: str) -> float:
+        """The floor of source ``name`` (the same for a restarted source actor)."""
+        return self._floors.get(name, -math.inf)
+
+    async def _floor(self, name: str) -> float:
+        """The latest time the shards applied from sources other than ``name``."""
+        if not self._shards:
+            return -math.inf
+        channel = source_channel(name)
+        stats = await asyncio.gather(*[s.stats.remote() for s in self._shards])
+        times = [t for st in stats for c, t in st["times"].items() if c != channel]
+        return max(times, default=-math.inf)
 
     async def source_actor(self, name: str, handle: Any) -> None:
         """The actor feeding source ``name`` (stopped at once if the source already ended)."""
@@ -93,15 +142,20 @@ class GraphController:
         else:
             ray.kill(handle, no_restart=True)
 
-    async def source_frontier(self, name: str, t: float) -> None:
-        """Source ``name`` applied every update it read up to time ``t``."""
+    async def source_frontier(self, name: str, t: float, promise: float | None = None) -> None:
+        """Source ``name`` applied every update it read up to time ``t``; every update it
+        sends from now on is at ``promise`` or later."""
         await self._tell(self._frontiers.update(name, t))
+        if promise is not None and self._promises.update(name, promise) is not None:
+            await self._tell_gate()
 
     async def close_source(self, name: str, report: dict[str, Any]) -> None:
         """Source ``name`` ended with ``report``; its actor (if any) is stopped."""
         handle = self._sources.pop(name, None)
         self._reports[name] = report
         await self._tell(self._frontiers.close(name))
+        self._promises.close(name)
+        await self._tell_gate()
         if handle is not None:
             ray.kill(handle, no_restart=True)
 
@@ -120,6 +174,22 @@ class GraphController:
         calls = [s.set_frontier.remote(t, lowered) for s in self._shards]
         results = await asyncio.gather(*calls, return_exceptions=True)
         for result in results:  # a shard that is down asks for the frontier when back
+            if isinstance(result, BaseException) and not isinstance(result, ACTOR_ERRORS):
+                raise result
+
+    async def _tell_gate(self) -> None:
+        """Give the shards the active sources' promises (``None`` below two sources)."""
+        sources = self._promises.sources
+        gate = None
+        if len(sources) > 1:
+            gate = {source_channel(s): self._promises.get(s) for s in sources}
+        if gate == self._gate or not self._shards:
+            self._gate = gate
+            return
+        self._gate = gate
+        calls = [s.set_gate.remote(gate) for s in self._shards]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        for result in results:  # a shard that is down asks for the gate when back
             if isinstance(result, BaseException) and not isinstance(result, ACTOR_ERRORS):
                 raise result
 

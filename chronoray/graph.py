@@ -61,12 +61,13 @@ from chronoray.ingest import (
     IngestReport,
     SourceActor,
     count_lines,
+    feed_options,
     feed_source,
     ingest_reporter,
 )
 from chronoray.manifest import Manifest
 from chronoray.placement import alive_nodes
-from chronoray.sources import IterableSource, Source
+from chronoray.sources import IterableSource, SortedSource, Source
 from ephemeral.computation import Computation
 from ephemeral.live import (
     Index,
@@ -80,6 +81,7 @@ from ephemeral.notify import NotificationFilter, StatePredicate
 from shards.core import VertexNotFound, source_channel
 from shards.progress import Progress
 from shards.routing import shard_of
+from shards.watermark import LatePolicy
 from shards.worker import ACTOR_ERRORS
 from snapshot.reconstruct import consistent_bound
 from snapshot.retro import vertex_history, vertex_state_at
@@ -404,7 +406,7 @@ class GraphCluster:
 
     def ingest(
         self,
-        source: Source | Iterable[Update],
+        source: Source | Iterable[Update] | list[Source | Iterable[Update]],
         *,
         name: str | None = None,
         on_error: Literal["raise", "skip"] = "raise",
@@ -414,17 +416,35 @@ class GraphCluster:
         wait: bool = True,
         in_driver: bool = False,
         on_batch: Callable[[int], None] | None = None,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        sort: bool = False,
     ) -> Any:
         """Feed ``source`` into the graph.
 
         By default a source actor on the cluster reads it (on this driver's node, where
         its file is), batches it (``batch_size`` updates per shard, at most
         ``max_inflight`` unacknowledged batches per shard) and survives a crash of its own
-        process; several sources can feed one graph at once. ``wait=False`` returns an
-        :class:`~chronoray.ingest.IngestJob` at once; otherwise this waits until every
-        update is acknowledged and the graph is idle and returns the
-        :class:`~chronoray.ingest.IngestReport` (``progress=True`` draws a bar,
-        ``total``: expected updates; a callable gets the count of updates read).
+        process. ``wait=False`` returns an :class:`~chronoray.ingest.IngestJob` at once;
+        otherwise this waits until every update is acknowledged and the graph is idle and
+        returns the :class:`~chronoray.ingest.IngestReport` (``progress=True`` draws a
+        bar, ``total``: expected updates; a callable gets the count of updates read).
+
+        **Event time.** A source must be in time order: a file that is not is refused
+        (:class:`~shards.watermark.OutOfOrder`, naming its first line going back) before
+        anything of it is applied, an iterable at that update (after what preceded it).
+        ``sort=True`` sorts the source by time first, outside memory. ``allowed_lateness``
+        (seconds) instead reorders updates behind a watermark -- the latest time read
+        minus it -- and ``late`` says what becomes of updates later than that:
+        ``"reject"`` (counted in the report and written to ``rejects`` with their line and
+        lateness) or ``"apply"`` (applied at the watermark, keeping their own event time
+        in the log). A source joining a graph that holds later updates from other sources
+        cannot go back before them: such updates are late too.
+
+        **Several sources at once**: give a list. They open together, so the graph's
+        watermark is the minimum over them and the shards merge their updates by event
+        time: every vertex sees them in time order, whatever their relative speed.
+        Returns the list of reports (or of jobs).
 
         ``in_driver=True`` feeds from this process instead (``on_batch`` is then called
         with the number of batches sent after each send; tests inject faults with it). A
@@ -435,19 +455,103 @@ class GraphCluster:
         name, so two different lists never pass for the same source. Give a name to make
         ingesting the same list again a no-op.
         """
+        options = {"allowed_lateness": allowed_lateness, "late": late}
+        if isinstance(source, list):
+            if on_batch is not None or name is not None:
+                raise ValueError("name= and on_batch= are for one source")
+            return self._ingest_many(
+                source, on_error, rejects, progress, wait, in_driver, sort, options
+            )
         if not isinstance(source, Source):
             in_driver = in_driver or isinstance(source, Iterator)
             source = IterableSource(source, name or f"iterable-{uuid.uuid4().hex[:12]}")
         if on_batch is not None and not in_driver:
             raise ValueError("on_batch= needs in_driver=True")
+        if sort:
+            source = SortedSource(source)
         path = getattr(source, "path", None)
         if progress is True and total is None and isinstance(path, Path):
             total = count_lines(path)
         reject_path = None if rejects is None else str(Path(rejects).resolve())
-        if not ray.get(self._controller.open_source.remote(source.name)):
-            raise SourceBusy(f"source {source.name!r} is already feeding this graph")
+        self._open_sources([source])
+        feed = feed_options(source, halves=self.types.stream_edges, **options)  # type: ignore[arg-type]
         if in_driver:
-            return self._ingest_here(source, on_error, reject_path, progress, total, on_batch)
+            return self._ingest_here(source, on_error, reject_path, progress, total, on_batch, feed)
+        job = self._start_source(source, on_error, reject_path, total, feed)
+        if not wait:
+            return job
+        report = job.wait(progress)
+        self.wait_idle()
+        return report
+
+    def _ingest_many(
+        self,
+        items: list[Source | Iterable[Update]],
+        on_error: Literal["raise", "skip"],
+        rejects: str | Path | None,
+        progress: Progress,
+        wait: bool,
+        in_driver: bool,
+        sort: bool,
+        options: dict[str, Any],
+    ) -> list[Any]:
+        """Open every source first (one watermark over all of them), then feed them at
+        once: actors, or a thread per source fed from this driver."""
+        sources: list[Source] = []
+        here: list[bool] = []
+        for item in items:
+            if isinstance(item, Source):
+                src, driver = item, in_driver
+            else:
+                src = IterableSource(item, f"iterable-{uuid.uuid4().hex[:12]}")
+                driver = in_driver or isinstance(item, Iterator)
+            sources.append(SortedSource(src) if sort else src)
+            here.append(driver)
+        if len({s.name for s in sources}) < len(sources):
+            raise ValueError("several sources at once need distinct names")
+        if any(here) and not wait:
+            raise ValueError("sources fed from the driver need wait=True")
+        reject_path = None if rejects is None else str(Path(rejects).resolve())
+        self._open_sources(sources)
+        halves = self.types.stream_edges
+        feeds = [feed_options(s, halves=halves, **options) for s in sources]
+        jobs = [
+            None if driver else self._start_source(src, on_error, reject_path, None, feed)
+            for src, driver, feed in zip(sources, here, feeds, strict=True)
+        ]
+        if not wait:
+            return jobs
+        with ThreadPoolExecutor(max(1, len(sources))) as pool:
+            futures = [
+                pool.submit(self._ingest_here, src, on_error, reject_path, False, None, None, feed)
+                if driver
+                else pool.submit(job.wait, progress)  # type: ignore[union-attr]
+                for src, driver, feed, job in zip(sources, here, feeds, jobs, strict=True)
+            ]
+            reports = [f.result() for f in futures]
+        self.wait_idle()
+        return reports
+
+    def _open_sources(self, sources: list[Source]) -> None:
+        """Register ``sources`` with the controller, all before any of them sends; a
+        name already feeding is refused (:class:`SourceBusy`) and nothing is opened."""
+        opened: list[str] = []
+        for src in sources:
+            if not ray.get(self._controller.open_source.remote(src.name)):
+                for done in opened:
+                    ray.get(self._controller.close_source.remote(done, {"report": None}))
+                raise SourceBusy(f"source {src.name!r} is already feeding this graph")
+            opened.append(src.name)
+
+    def _start_source(
+        self,
+        source: Source,
+        on_error: Literal["raise", "skip"],
+        rejects: str | None,
+        total: int | None,
+        options: dict[str, Any],
+    ) -> IngestJob:
+        """The source actor feeding ``source``, on this driver's node."""
         c = self.config
         actor = (
             ray.remote(SourceActor)
@@ -467,16 +571,12 @@ class GraphCluster:
                 c.batch_size,
                 c.max_inflight,
                 on_error,
-                reject_path,
+                rejects,
+                options,
             )
         )
         ray.get(self._controller.source_actor.remote(source.name, actor))
-        job = IngestJob(source.name, actor, self._controller, total)
-        if not wait:
-            return job
-        report = job.wait(progress)
-        self.wait_idle()
-        return report
+        return IngestJob(source.name, actor, self._controller, total)
 
     def _ingest_here(
         self,
@@ -486,10 +586,18 @@ class GraphCluster:
         progress: Progress,
         total: int | None,
         on_batch: Callable[[int], None] | None,
+        options: dict[str, Any],
     ) -> IngestReport:
         c = self.config
+        floor = ray.get(self._controller.source_floor.remote(source.name))
         pump = FeedPump.resume(
-            source.name, self._shards, self._controller, c.batch_size, c.max_inflight
+            source.name,
+            self._shards,
+            self._controller,
+            c.batch_size,
+            c.max_inflight,
+            floor=floor,
+            **options,
         )
         pump.on_batch = on_batch
         self._pumps[source.name] = pump
@@ -766,7 +874,7 @@ class GraphCluster:
                 waiting[source_channel(name)] = self._source_open_through(name, actor, t)
             stats = self._all_stats(pending_time=True)
             complete = all(s["min_pending_time"] > t for s in stats) and all(
-                stats[shard]["applied"].get(channel, 0) >= last
+                shard >= 0 and stats[shard]["applied"].get(channel, 0) >= last
                 for channel, batches in waiting.items()
                 for shard, last in batches
             )

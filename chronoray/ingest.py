@@ -15,6 +15,14 @@ Guarantees:
 * A malformed record stops the source after everything before it was applied (or, with
   ``on_error="skip"``, is counted and written to the rejects file); the error reaches
   the driver that waits for the source.
+* Event time is the feed's (:mod:`shards.watermark`): a file that must be in order (no
+  allowed lateness, not sorted) is checked first and refused at its first line going
+  back (:class:`~shards.watermark.OutOfOrder`), before anything of it is applied; late
+  updates a lateness does not cover are written to the rejects file (``late="reject"``)
+  with their line and lateness, or applied at the watermark (``late="apply"``). While
+  several sources feed the graph the pump reports its *promise* (no update it sends from
+  now on is earlier) with its frontier, and waits at its end until the shards merged
+  and applied all it sent.
 * While a shard is unavailable (its node is gone), the source waits and says so in its
   status (:meth:`SourceActor.progress`), instead of hanging without a word.
 """
@@ -31,10 +39,20 @@ from typing import Any, Literal
 
 import ray
 
-from chronoray.sources import MalformedRecord, ReadStats, Source, read_updates
+from chronoray.sources import (
+    MalformedRecord,
+    OutOfOrder,
+    ReadStats,
+    RejectWriter,
+    Source,
+    check_order,
+    late_record,
+    read_updates,
+)
 from shards.core import Batch
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
+from shards.watermark import LatePolicy
 from shards.worker import ACTOR_ERRORS, shard_actor_name
 from vertex.records import Update
 
@@ -44,18 +62,24 @@ __all__ = [
     "IngestReport",
     "SourceActor",
     "count_lines",
+    "feed_options",
     "feed_source",
     "ingest_reporter",
 ]
 
 _POLL = 0.2
+_WAIT = 2.0  # seconds a pump waits on a shard for merged updates before it looks again
 OnError = Literal["raise", "skip"]
 
 
 @dataclass
 class IngestReport:
     """What one ingestion of a source did. ``updates`` counts every update read
-    (``skipped``: those a shard had applied before, e.g. after a resume)."""
+    (``skipped``: those a shard had applied before, e.g. after a resume; ``rejected``:
+    malformed records skipped). Event time: ``out_of_order`` updates came with a time
+    below one read before them, by at most ``max_lateness`` seconds; ``late_rejected``
+    were later than the allowed lateness and set aside, ``late_applied`` applied at the
+    watermark."""
 
     source: str
     updates: int = 0
@@ -64,6 +88,10 @@ class IngestReport:
     batches: int = 0
     resent_batches: int = 0
     seconds: float = 0.0
+    out_of_order: int = 0
+    max_lateness: float = 0.0
+    late_rejected: int = 0
+    late_applied: int = 0
 
     @property
     def rate(self) -> float:
@@ -117,50 +145,73 @@ class FeedPump:
         self.on_batch = on_batch
         self.waiting: str | None = None
         self.lock = threading.RLock()
-        self._inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in shards]
-        self._told = feed.frontier
+        self._inflight: list[deque[tuple[Batch, Any, float]]] = [deque() for _ in shards]
+        self._told = (feed.frontier, self.promise)
         self._in_callback = False
 
     @classmethod
     def resume(
-        cls, name: str, shards: list[Any], controller: Any, batch_size: int, max_inflight: int
+        cls,
+        name: str,
+        shards: list[Any],
+        controller: Any,
+        batch_size: int,
+        max_inflight: int,
+        **options: Any,
     ) -> FeedPump:
-        """A pump for source ``name`` that skips what every shard already applied."""
+        """A pump for source ``name`` that skips what every shard already applied;
+        ``options`` go to its :class:`SourceFeed` (lateness, late policy, floor, halves)."""
         pump = cls(SourceFeed(name, len(shards), batch_size), shards, controller, max_inflight)
         channel = pump.feed.channel
         stats = _retrying(
             lambda: ray.get([s.stats.remote() for s in shards]), pump._status, "the shards"
         )
-        pump.feed = SourceFeed(
-            name, len(shards), batch_size, [s["applied"].get(channel, 0) for s in stats]
-        )
+        applied = [s["applied"].get(channel, 0) for s in stats]
+        pump.feed = SourceFeed(name, len(shards), batch_size, applied, **options)
+        pump._told = (pump.feed.frontier, pump.promise)
         return pump
 
     def _status(self, text: str | None) -> None:
         self.waiting = text
 
+    @property
+    def promise(self) -> float:
+        """No update this source sends from now on is earlier: nothing unsent, nor in a
+        call a shard has not taken yet, is."""
+        times = [m for inflight in self._inflight for _, _, m in tuple(inflight)]
+        times.append(self.feed.unsent_floor)
+        return min(times)
+
     def run(self, updates: Iterable[Update], tick: Callable[[int], None]) -> None:
-        """Feed every update, then send what is buffered and wait for every ack."""
+        """Feed every update, then send what is held and wait until the shards applied
+        all of it."""
         try:
             for update in updates:
                 with self.lock:
-                    for shard, batch in self.feed.offer(update):
-                        self._send(shard, batch)
+                    self._send_all(self.feed.offer(update))
                 if self.feed.read % 1000 == 0:
                     tick(self.feed.read)
-        finally:  # also at a malformed record: what came before it is applied in full
+        finally:  # also at a bad record: what came before it is applied in full
             with self.lock:
-                for shard, batch in self.feed.flush():
-                    self._send(shard, batch)
-                for shard in range(len(self.shards)):
-                    self._settle(shard, 0)
-                    if self.feed.open_batches(shard):  # buffered behind a lost batch
-                        self._resend(shard)
-                self._tell_frontier()
+                self._send_all(self.feed.end())
+                self._applied_all()
             tick(self.feed.read)
 
+    def _send_all(self, batches: list[tuple[int, Batch]]) -> None:
+        """Send ``batches``; at a barrier, wait for it, then send what it held back."""
+        while True:
+            for shard, batch in batches:
+                self._send(shard, batch)
+            barrier = self.feed.barrier
+            if barrier is None:
+                return
+            self._applied_all()
+            self._quiet_through(barrier)
+            batches = self.feed.pass_barrier()
+
     def _send(self, shard: int, batch: Batch) -> None:
-        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch)))
+        min_ts = min(m[4] for _, m in batch.items)
+        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch), min_ts))
         if self.on_batch is not None and not self._in_callback:
             self._in_callback = True  # a callback that takes a snapshot must not re-enter
             try:
@@ -171,15 +222,16 @@ class FeedPump:
         self._tell_frontier()
 
     def _tell_frontier(self) -> None:
-        frontier = self.feed.frontier
-        if frontier > self._told:
-            self._told = frontier
-            self.controller.source_frontier.remote(self.feed.source, frontier)
+        frontier, promise = self.feed.frontier, self.promise
+        told_frontier, told_promise = self._told
+        if frontier > told_frontier or promise > told_promise:
+            self._told = (max(frontier, told_frontier), max(promise, told_promise))
+            self.controller.source_frontier.remote(self.feed.source, *self._told)
 
     def _settle(self, shard: int, keep: int) -> None:
         inflight = self._inflight[shard]
         while len(inflight) > keep:
-            _, ref = inflight[0]
+            ref = inflight[0][1]
             try:
                 applied, _ = ray.get(ref)
             except ACTOR_ERRORS:
@@ -198,36 +250,72 @@ class FeedPump:
             )
             self.feed.ack(shard, applied)
 
+    def _applied_all(self) -> None:
+        """Return once every batch sent was applied: the shards may hold updates to merge
+        them with other sources' by event time, and a shard that restarted meanwhile
+        gets its open batches again."""
+        channel = self.feed.channel
+        for shard, actor in enumerate(self.shards):
+            self._settle(shard, 0)
+            waited = 0
+            while opened := self.feed.open_batches(shard):
+                last = opened[-1].last
+                try:
+                    applied = ray.get(actor.wait_applied.remote(channel, last, _WAIT))
+                except ACTOR_ERRORS:
+                    self._resend(shard)
+                    continue
+                progressed = applied > (opened[0].first - 1)
+                self.feed.ack(shard, applied)
+                self._tell_frontier()
+                waited = 0 if progressed else waited + 1
+                if waited:
+                    self._status(f"shard {shard} merging this source with the others")
+                if waited >= 3:  # a restarted shard lost what it held: send it again
+                    self._resend(shard)
+                    waited = 0
+            self._status(None)
+        self._tell_frontier()
+
+    def _quiet_through(self, t: float) -> None:
+        """Return once no shard holds a message of time ``<= t`` (what a vertex removal
+        sent, before the source goes on)."""
+        while True:
+            stats = _retrying(
+                lambda: ray.get([s.stats.remote(True) for s in self.shards]),
+                self._status,
+                "the shards",
+            )
+            if all(s["min_pending_time"] > t for s in stats):
+                return
+            self._tell_frontier()
+            time.sleep(_POLL / 20)
+
     def complete_through(self, t: float) -> tuple[str | None, list[tuple[int, int]]]:
-        """For a time cut at ``t``: a reason it cannot be complete yet, and the open
-        batches holding updates of time ``<= t`` as ``(shard, last offset)`` (the caller
-        checks them against the shards' applied positions). Sends what is buffered up to
-        ``t`` first, so a cut need not wait for a batch to fill."""
+        """For a time cut at ``t``: a reason it cannot be complete yet (the source has not
+        read past ``t``: its watermark is not above it), and the open batches holding
+        updates of time ``<= t`` as ``(shard, last position)`` (the caller checks them
+        against the shards' applied positions; ``(-1, 0)`` stands for updates held here,
+        behind a vertex removal). Sends what is buffered up to ``t`` first, so a cut need
+        not wait for a batch to fill."""
         with self.lock:
             feed = self.feed
-            if not feed.ordered:
-                return (
-                    f"source {feed.source} is not in time order; a time snapshot can only "
-                    "be taken once its ingestion ended",
-                    [],
-                )
-            if feed.max_ts <= t:
-                return (
-                    f"time {t} is not complete: source {feed.source} has only read up to "
-                    f"{feed.max_ts}; take it later or after ingestion",
-                    [],
-                )
+            if feed.watermark <= t:
+                return _not_read_past(feed, t), []
             for shard, batch in feed.flush(through=t):
                 self._send(shard, batch)
-            return None, [
+            open_through = [
                 (shard, o.last)
                 for shard in range(len(self.shards))
                 for o in feed.open_batches(shard)
                 if o.min_ts <= t
             ]
+            if not feed.applied_through(t, [0] * len(self.shards)) and not open_through:
+                open_through.append((-1, 0))
+            return None, open_through
 
     def progress(self) -> dict[str, Any]:
-        """Counters of the feed and what it waits for, if anything."""
+        """Counters of the feed (event time ones included) and what it waits for."""
         feed = self.feed
         return {
             "source": feed.source,
@@ -236,8 +324,19 @@ class FeedPump:
             "acked_offset": feed.acked_offset,
             "skipped": feed.skipped,
             "max_ts": feed.max_ts,
+            "watermark": feed.watermark,
+            **feed.counters(),
             "waiting": self.waiting,
         }
+
+
+def _not_read_past(feed: SourceFeed, t: float) -> str:
+    lateness = feed.reorder.allowed_lateness
+    mark = f" (its watermark, {lateness:g} s behind, is {feed.watermark:g})" if lateness else ""
+    return (
+        f"time {t:g} is not complete: source {feed.source} holds it back, having read up "
+        f"to {feed.max_ts:g}{mark}; take it later or after ingestion"
+    )
 
 
 def feed_source(
@@ -246,17 +345,29 @@ def feed_source(
     on_error: OnError,
     rejects: str | None,
     tick: Callable[[int], None],
-) -> tuple[IngestReport, MalformedRecord | None]:
-    """Run ``source`` through ``pump``; returns the report and the malformed record that
-    stopped it, if one did. The controller is told when the source starts and ends."""
+) -> tuple[IngestReport, MalformedRecord | OutOfOrder | None]:
+    """Run ``source`` through ``pump``; returns the report and the bad record that
+    stopped it, if one did (malformed, or going back in time where it must not). A file
+    that must be in order is checked before anything is sent; late updates go to the
+    rejects file (if given)."""
     started = time.perf_counter()
+    feed = pump.feed
+    writer = RejectWriter(rejects) if rejects is not None else None
+    if writer is not None:
+        where = str(getattr(source, "where", source.name))
+        feed.reorder.on_late = lambda u, w: writer.write(late_record(u, w, where))
     updates: Iterator[Update]
     updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
-    error: MalformedRecord | None = None
+    error: MalformedRecord | OutOfOrder | None = None
     try:
+        if feed.reorder.allowed_lateness is None:
+            check_order(source, feed.reorder.floor)
         pump.run(updates, tick)
-    except MalformedRecord as exc:
+    except (MalformedRecord, OutOfOrder) as exc:
         error = exc
+    finally:
+        if writer is not None:
+            writer.close()
     report = _report(pump, read_stats, time.perf_counter() - started)
     return report, error
 
@@ -271,6 +382,7 @@ def _report(pump: FeedPump, read_stats: ReadStats, seconds: float) -> IngestRepo
         batches=feed.batches,
         resent_batches=feed.resent,
         seconds=seconds,
+        **feed.counters(),  # type: ignore[arg-type]
     )
 
 
@@ -283,6 +395,8 @@ class SourceActor:
     found by name (Ray warns about actor handles among the constructor arguments of a
     restartable actor). A file source is read again from its path after a restart; an
     iterable source travels as an argument, kept by the driver that started it.
+    ``options`` are the feed's event-time options (:func:`feed_options`); the floor comes
+    from the controller, the same for a restarted actor.
     """
 
     def __init__(
@@ -293,6 +407,7 @@ class SourceActor:
         max_inflight: int,
         on_error: OnError,
         rejects: str | None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         graph_id, namespace, controller_name, num_shards = graph
         shards = [
@@ -300,7 +415,16 @@ class SourceActor:
             for k in range(num_shards)
         ]
         controller = ray.get_actor(controller_name, namespace=namespace)
-        self.pump = FeedPump.resume(source.name, shards, controller, batch_size, max_inflight)
+        floor = ray.get(controller.source_floor.remote(source.name))
+        self.pump = FeedPump.resume(
+            source.name,
+            shards,
+            controller,
+            batch_size,
+            max_inflight,
+            floor=floor,
+            **(options or {}),
+        )
         self.controller = controller
         self.source = source
         self.on_error = on_error
@@ -331,6 +455,25 @@ class SourceActor:
 
 def _no_tick(n: int) -> None:
     return None
+
+
+def feed_options(
+    source: Source,
+    *,
+    halves: bool,
+    allowed_lateness: float | None = None,
+    late: LatePolicy = "reject",
+) -> dict[str, Any]:
+    """The event-time options of a :class:`SourceFeed` for ``source`` (the floor comes
+    from the controller): whether stream edges go to both endpoints, the lateness and
+    late policy, how errors name it, whether its offsets increase."""
+    return {
+        "halves": halves,
+        "allowed_lateness": allowed_lateness,
+        "late": late,
+        "where": str(getattr(source, "where", source.name)),
+        "offsets_increase": getattr(source, "offsets_increase", True),
+    }
 
 
 def ingest_reporter(progress: Progress, name: str, total: int | None) -> Reporter:

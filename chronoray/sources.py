@@ -67,10 +67,12 @@ __all__ = [
     "MalformedRecord",
     "OutOfOrder",
     "ReadStats",
+    "RejectWriter",
     "SnapEdgeSource",
     "SortedSource",
     "Source",
     "check_order",
+    "late_record",
     "open_source",
     "read_updates",
 ]
@@ -574,8 +576,11 @@ def open_source(
     raise ValueError(f"unknown source format {format!r}; expected 'snap' or 'bitcoin-csv'")
 
 
-class _RejectWriter:
-    """Appends ``source<TAB>line<TAB>reason<TAB>text`` lines; opens the file on first use."""
+class RejectWriter:
+    """Appends ``source<TAB>line<TAB>reason<TAB>text`` lines; opens the file on first use.
+
+    The rejects file of an ingestion: malformed records skipped (``on_error="skip"``) and
+    late updates set aside (:func:`late_record`)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -592,6 +597,24 @@ class _RejectWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def late_record(update: Update, watermark: float, where: str) -> MalformedRecord:
+    """How a late update is written to the rejects file: where it came from (the file and
+    its line, or the source and position), by how much it was late, and the update.
+
+    >>> r = late_record(Update.add_edge(1, 2, 90).with_origin("f.txt", 7), 100, "f.txt")
+    >>> r.source, r.line, r.text
+    ('f.txt', 7, 'add_edge 1 2 90')
+    >>> r.reason
+    'late by 10 s: time 90 is before the watermark 100'
+    """
+    u = update
+    text = " ".join(str(x) for x in (u.kind.value, u.vertex, u.dst, u.ts) if x is not None)
+    if u.props:
+        text += " " + " ".join(f"{k}={v!r}" for k, v in u.props.items())
+    reason = f"late by {watermark - u.ts:g} s: time {u.ts:g} is before the watermark {watermark:g}"
+    return MalformedRecord(where, u.offset, text, reason)
 
 
 def read_updates(
@@ -622,7 +645,7 @@ def read_updates(
     stats = ReadStats()
     records = getattr(source, "records", None)
     if callable(records):
-        writer = _RejectWriter(rejects) if rejects is not None and on_error == "skip" else None
+        writer = RejectWriter(rejects) if rejects is not None and on_error == "skip" else None
         return _from_records(records(), on_error == "skip", writer, stats), stats
     return _from_read(source, stats), stats
 
@@ -630,7 +653,7 @@ def read_updates(
 def _from_records(
     records: Iterator[Update | MalformedRecord],
     skip: bool,
-    writer: _RejectWriter | None,
+    writer: RejectWriter | None,
     stats: ReadStats,
 ) -> Iterator[Update]:
     try:

@@ -522,6 +522,7 @@ class ShardCore:
             "sent": [o.next_seq - 1 for o in self._outboxes],
             "applied": dict(self.applied),
             "side_pending": self.side_pending_total(),
+            "times": dict(self.times),
             "queued": sum(len(q) for q in self._queued.values()),
             "gate": self.gate,
             "side_processed": 0 if self._observer is None else self._observer.side_processed(),
