@@ -15,7 +15,9 @@ for every driver and source actor at once:
   (:meth:`~shards.core.ShardCore.set_gate`). A source opening while another feeds first
   freezes the shards' merge, then reads the time they reached: nothing the shards run
   afterwards is earlier than the new source's floor;
-* the final report of every source that ended.
+* the final report of every source that ended, and a summary per source name -- updates
+  read, and the event-time counters: out of order, largest lateness, late rejected and
+  applied -- kept in ``LOG_DIR/sources.json`` across restarts (``chronoray stats``).
 
 Named graphs live in their own Ray namespace, ``chronoray-graph-<name>``, with the
 controller named ``graph``; :func:`named_graphs` lists them.
@@ -24,8 +26,10 @@ controller named ``graph``; :func:`named_graphs` lists them.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -34,10 +38,34 @@ from shards.core import source_channel
 from shards.feed import Frontiers
 from shards.worker import ACTOR_ERRORS
 
-__all__ = ["CONTROLLER_NAME", "GraphController", "graph_namespace", "named_graphs"]
+__all__ = [
+    "CONTROLLER_NAME",
+    "SOURCES_FILE",
+    "GraphController",
+    "graph_namespace",
+    "named_graphs",
+]
 
 CONTROLLER_NAME = "graph"
 _PREFIX = "chronoray-graph-"
+
+
+SOURCES_FILE = "sources.json"
+SUMMARY_KEYS = ("updates", "out_of_order", "max_lateness", "late_rejected", "late_applied")
+
+
+def _read_summary(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_summary(path: Path, summary: dict[str, dict[str, Any]]) -> None:
+    try:
+        path.write_text(json.dumps(summary, indent=1, sort_keys=True))
+    except OSError:  # the log directory is on another node: the summary stays in memory
+        pass
 
 
 def graph_namespace(name: str) -> str:
@@ -68,6 +96,9 @@ class GraphController:
         self._gate: dict[str, float] | None = None
         self._sources: dict[str, Any] = {}
         self._reports: dict[str, dict[str, Any]] = {}
+        self._reach: dict[str, float] = {}
+        self._summary_path = Path(self._info["log_dir"]) / SOURCES_FILE
+        self._summary: dict[str, dict[str, Any]] = _read_summary(self._summary_path)
 
     async def info(self) -> dict[str, Any]:
         """What the graph is: name, ids, log directory, manifest, config, shard handles."""
@@ -91,14 +122,18 @@ class GraphController:
         return self._gate
 
     async def watermark(self, excluding: str | None = None) -> float:
-        """The smallest promise of the active sources (``excluding`` one): what an idle
-        source catches up with (``inf``: none)."""
-        values = [
-            v
-            for s in self._promises.sources
-            if s != excluding
-            if (v := self._promises.get(s)) is not None
-        ]
+        """What an idle source catches up with: the smallest promise of the other active
+        sources; for one that sent everything (its promise is ``inf``), just past the
+        latest time it read, so its last updates still merge before anything the idle
+        source reads later (``inf``: no other source)."""
+        values = []
+        for s in self._promises.sources:
+            promise = self._promises.get(s)
+            if s == excluding or promise is None:
+                continue
+            if math.isinf(promise):
+                promise = math.nextafter(self._reach.get(s, -math.inf), math.inf)
+            values.append(promise)
         return min(values, default=math.inf)
 
     # -- sources ----------------------------------------------------------------------
@@ -142,17 +177,29 @@ class GraphController:
         else:
             ray.kill(handle, no_restart=True)
 
-    async def source_frontier(self, name: str, t: float, promise: float | None = None) -> None:
+    async def source_frontier(
+        self, name: str, t: float, promise: float | None = None, reach: float | None = None
+    ) -> None:
         """Source ``name`` applied every update it read up to time ``t``; every update it
-        sends from now on is at ``promise`` or later."""
+        sends from now on is at ``promise`` or later; the latest time it read is
+        ``reach``."""
+        if reach is not None and name in self._sources:
+            self._reach[name] = reach
         await self._tell(self._frontiers.update(name, t))
-        if promise is not None and self._promises.update(name, promise) is not None:
+        if promise is not None:
+            # the gate holds every source's own promise: it changes with this source's,
+            # even when the minimum over them (what update() reports) does not
+            self._promises.update(name, promise)
             await self._tell_gate()
 
     async def close_source(self, name: str, report: dict[str, Any]) -> None:
         """Source ``name`` ended with ``report``; its actor (if any) is stopped."""
         handle = self._sources.pop(name, None)
+        self._reach.pop(name, None)
         self._reports[name] = report
+        if report.get("report"):
+            self._summary[name] = {k: report["report"][k] for k in SUMMARY_KEYS}
+            _write_summary(self._summary_path, self._summary)
         await self._tell(self._frontiers.close(name))
         self._promises.close(name)
         await self._tell_gate()
@@ -162,6 +209,10 @@ class GraphController:
     async def sources(self) -> dict[str, Any]:
         """Active sources: name -> actor handle (``None``: fed from a driver)."""
         return dict(self._sources)
+
+    async def summary(self) -> dict[str, dict[str, Any]]:
+        """Per source name, what its last ingestion read and its event-time counters."""
+        return dict(self._summary)
 
     async def report(self, name: str) -> dict[str, Any] | None:
         """The final report of source ``name`` (``None`` while it runs or if unknown)."""

@@ -110,15 +110,23 @@ __all__ = [
 
 @dataclass
 class GraphStats:
-    """Vertex and edge totals, and per-shard counters."""
+    """Vertex and edge totals, per-shard counters, and per source name what its last
+    ingestion read and its event-time counters (``out_of_order``, ``max_lateness``,
+    ``late_rejected``, ``late_applied``)."""
 
     vertices: int
     edges: int
     shards: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"vertices": self.vertices, "edges": self.edges, "shards": self.shards}
+        return {
+            "vertices": self.vertices,
+            "edges": self.edges,
+            "shards": self.shards,
+            "sources": self.sources,
+        }
 
 
 @dataclass
@@ -406,7 +414,7 @@ class GraphCluster:
 
     def ingest(
         self,
-        source: Source | Iterable[Update] | list[Source | Iterable[Update]],
+        source: Source | Iterable[Update],
         *,
         name: str | None = None,
         on_error: Literal["raise", "skip"] = "raise",
@@ -419,6 +427,7 @@ class GraphCluster:
         allowed_lateness: float | None = None,
         late: LatePolicy = "reject",
         sort: bool = False,
+        idle_timeout: float = 0.0,
     ) -> Any:
         """Feed ``source`` into the graph.
 
@@ -439,12 +448,12 @@ class GraphCluster:
         ``"reject"`` (counted in the report and written to ``rejects`` with their line and
         lateness) or ``"apply"`` (applied at the watermark, keeping their own event time
         in the log). A source joining a graph that holds later updates from other sources
-        cannot go back before them: such updates are late too.
+        cannot go back before them: such updates are late too. A source that reads nothing
+        for ``idle_timeout`` seconds (default
+        :data:`~chronoray.ingest.DEFAULT_IDLE_TIMEOUT`) stops holding the graph's
+        watermark back: its own catches up with the other sources'.
 
-        **Several sources at once**: give a list. They open together, so the graph's
-        watermark is the minimum over them and the shards merge their updates by event
-        time: every vertex sees them in time order, whatever their relative speed.
-        Returns the list of reports (or of jobs).
+        Several sources at once: :meth:`ingest_many`.
 
         ``in_driver=True`` feeds from this process instead (``on_batch`` is then called
         with the number of batches sent after each send; tests inject faults with it). A
@@ -455,13 +464,7 @@ class GraphCluster:
         name, so two different lists never pass for the same source. Give a name to make
         ingesting the same list again a no-op.
         """
-        options = {"allowed_lateness": allowed_lateness, "late": late}
-        if isinstance(source, list):
-            if on_batch is not None or name is not None:
-                raise ValueError("name= and on_batch= are for one source")
-            return self._ingest_many(
-                source, on_error, rejects, progress, wait, in_driver, sort, options
-            )
+        options = {"allowed_lateness": allowed_lateness, "late": late, "idle_timeout": idle_timeout}
         if not isinstance(source, Source):
             in_driver = in_driver or isinstance(source, Iterator)
             source = IterableSource(source, name or f"iterable-{uuid.uuid4().hex[:12]}")
@@ -484,19 +487,29 @@ class GraphCluster:
         self.wait_idle()
         return report
 
-    def _ingest_many(
+    def ingest_many(
         self,
         items: list[Source | Iterable[Update]],
-        on_error: Literal["raise", "skip"],
-        rejects: str | Path | None,
-        progress: Progress,
-        wait: bool,
-        in_driver: bool,
-        sort: bool,
-        options: dict[str, Any],
+        *,
+        on_error: Literal["raise", "skip"] = "raise",
+        rejects: str | Path | None = None,
+        progress: Progress = False,
+        wait: bool = True,
+        in_driver: bool = False,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        sort: bool = False,
+        idle_timeout: float = 0.0,
     ) -> list[Any]:
-        """Open every source first (one watermark over all of them), then feed them at
-        once: actors, or a thread per source fed from this driver."""
+        """Feed several sources at once (files, iterables), with the options of
+        :meth:`ingest`; returns their reports (or, ``wait=False``, their jobs).
+
+        They open together, before any of them sends: the graph's watermark is the
+        minimum over them, and the shards merge their updates by event time -- every
+        vertex sees them in time order, whatever the sources' relative speed. Each runs
+        in a source actor of its own (one-shot iterators, or ``in_driver=True``, in a
+        thread of this driver)."""
+        options = {"allowed_lateness": allowed_lateness, "late": late, "idle_timeout": idle_timeout}
         sources: list[Source] = []
         here: list[bool] = []
         for item in items:
@@ -608,9 +621,9 @@ class GraphCluster:
                     pump, source, on_error, rejects, lambda n: bar(dict(pump.progress(), read=n))
                 )
             final["report"] = report.as_dict()
-        finally:
-            del self._pumps[source.name]
+        finally:  # closed first: a time cut never sees it active without its pump
             ray.get(self._controller.close_source.remote(source.name, final))
+            del self._pumps[source.name]
         self.wait_idle()
         if error is not None:
             raise error
@@ -659,6 +672,7 @@ class GraphCluster:
             vertices=sum(s["vertices"] for s in shards),
             edges=sum(s["edges"] for s in shards),
             shards=shards,
+            sources=ray.get(self._controller.summary.remote()),
         )
 
     def edges(self) -> Iterator[tuple[VertexId, VertexId, dict[str, Any]]]:

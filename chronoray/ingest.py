@@ -29,6 +29,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -52,11 +53,12 @@ from chronoray.sources import (
 from shards.core import Batch
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
-from shards.watermark import LatePolicy
+from shards.watermark import LatePolicy, show_time
 from shards.worker import ACTOR_ERRORS, shard_actor_name
 from vertex.records import Update
 
 __all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
     "FeedPump",
     "IngestJob",
     "IngestReport",
@@ -68,6 +70,8 @@ __all__ = [
 ]
 
 _POLL = 0.2
+DEFAULT_IDLE_TIMEOUT = 10.0
+"""Seconds a source may read nothing before it stops holding the graph's watermark back."""
 _WAIT = 2.0  # seconds a pump waits on a shard for merged updates before it looks again
 OnError = Literal["raise", "skip"]
 
@@ -148,6 +152,9 @@ class FeedPump:
         self._inflight: list[deque[tuple[Batch, Any, float]]] = [deque() for _ in shards]
         self._told = (feed.frontier, self.promise)
         self._in_callback = False
+        self.idle_timeout = DEFAULT_IDLE_TIMEOUT
+        self._last_read = time.monotonic()
+        self._running = False
 
     @classmethod
     def resume(
@@ -157,10 +164,14 @@ class FeedPump:
         controller: Any,
         batch_size: int,
         max_inflight: int,
+        *,
+        idle_timeout: float = 0.0,
         **options: Any,
     ) -> FeedPump:
         """A pump for source ``name`` that skips what every shard already applied;
-        ``options`` go to its :class:`SourceFeed` (lateness, late policy, floor, halves)."""
+        ``options`` go to its :class:`SourceFeed` (lateness, late policy, floor, halves);
+        ``idle_timeout``: seconds without reading after which the source times out
+        (``0``: :data:`DEFAULT_IDLE_TIMEOUT`)."""
         pump = cls(SourceFeed(name, len(shards), batch_size), shards, controller, max_inflight)
         channel = pump.feed.channel
         stats = _retrying(
@@ -169,6 +180,7 @@ class FeedPump:
         applied = [s["applied"].get(channel, 0) for s in stats]
         pump.feed = SourceFeed(name, len(shards), batch_size, applied, **options)
         pump._told = (pump.feed.frontier, pump.promise)
+        pump.idle_timeout = idle_timeout or DEFAULT_IDLE_TIMEOUT
         return pump
 
     def _status(self, text: str | None) -> None:
@@ -184,18 +196,42 @@ class FeedPump:
 
     def run(self, updates: Iterable[Update], tick: Callable[[int], None]) -> None:
         """Feed every update, then send what is held and wait until the shards applied
-        all of it."""
+        all of it. Meanwhile a watchdog thread catches the source's watermark up with
+        the other sources' whenever it read nothing for :attr:`idle_timeout` seconds."""
+        self._running = True
+        watchdog = threading.Thread(target=self._watch_idle, daemon=True)
+        watchdog.start()
         try:
             for update in updates:
                 with self.lock:
+                    self._last_read = time.monotonic()
                     self._send_all(self.feed.offer(update))
                 if self.feed.read % 1000 == 0:
                     tick(self.feed.read)
         finally:  # also at a bad record: what came before it is applied in full
+            self._running = False
             with self.lock:
                 self._send_all(self.feed.end())
-                self._applied_all()
+            self._applied_all()
             tick(self.feed.read)
+
+    def _watch_idle(self) -> None:
+        """An idle source times out (as in stream processors): its watermark moves up to
+        the smallest promise of the other sources, so it stops holding the graph's back;
+        what it reads later below that is late."""
+        while self._running:
+            time.sleep(min(self.idle_timeout / 4, _POLL))
+            idle = time.monotonic() - self._last_read
+            if idle < self.idle_timeout or not self._running:
+                continue
+            others = ray.get(self.controller.watermark.remote(self.feed.source))
+            with self.lock:
+                if not self._running or not math.isfinite(others):
+                    continue
+                if others > self.feed.watermark:
+                    self._send_all(self.feed.advance(others))
+                    self._tell_frontier()
+                    self.waiting = f"idle for {idle:.0f} s: watermark moved up to {others}"
 
     def _send_all(self, batches: list[tuple[int, Batch]]) -> None:
         """Send ``batches``; at a barrier, wait for it, then send what it held back."""
@@ -226,11 +262,15 @@ class FeedPump:
         told_frontier, told_promise = self._told
         if frontier > told_frontier or promise > told_promise:
             self._told = (max(frontier, told_frontier), max(promise, told_promise))
-            self.controller.source_frontier.remote(self.feed.source, *self._told)
+            told = (self.feed.source, *self._told, self.feed.max_ts)
+            self.controller.source_frontier.remote(*told)
 
     def _settle(self, shard: int, keep: int) -> None:
+        """Wait until at most ``keep`` calls to ``shard`` are open, and take every
+        answered one: a call the shard took no longer holds this source's promise down
+        (other sources' updates merge up to it)."""
         inflight = self._inflight[shard]
-        while len(inflight) > keep:
+        while len(inflight) > keep or (inflight and _answered(inflight[0][1])):
             ref = inflight[0][1]
             try:
                 applied, _ = ray.get(ref)
@@ -253,29 +293,36 @@ class FeedPump:
     def _applied_all(self) -> None:
         """Return once every batch sent was applied: the shards may hold updates to merge
         them with other sources' by event time, and a shard that restarted meanwhile
-        gets its open batches again."""
+        gets its open batches again. The lock is not held while a shard is waited for
+        (unless the caller holds it): a time cut asks this pump meanwhile."""
         channel = self.feed.channel
+        with self.lock:
+            for shard in range(len(self.shards)):  # every shard took its batches: the
+                self._settle(shard, 0)  # promise no longer counts them; others merge on
+            self._tell_frontier()
         for shard, actor in enumerate(self.shards):
-            self._settle(shard, 0)
             waited = 0
             while opened := self.feed.open_batches(shard):
                 last = opened[-1].last
                 try:
                     applied = ray.get(actor.wait_applied.remote(channel, last, _WAIT))
                 except ACTOR_ERRORS:
-                    self._resend(shard)
+                    with self.lock:
+                        self._resend(shard)
                     continue
                 progressed = applied > (opened[0].first - 1)
-                self.feed.ack(shard, applied)
-                self._tell_frontier()
                 waited = 0 if progressed else waited + 1
-                if waited:
-                    self._status(f"shard {shard} merging this source with the others")
-                if waited >= 3:  # a restarted shard lost what it held: send it again
-                    self._resend(shard)
-                    waited = 0
+                with self.lock:
+                    self.feed.ack(shard, applied)
+                    self._tell_frontier()
+                    if waited:
+                        self._status(f"shard {shard} merging this source with the others")
+                    if waited >= 3:  # a restarted shard lost what it held: send it again
+                        self._resend(shard)
+                        waited = 0
             self._status(None)
-        self._tell_frontier()
+        with self.lock:
+            self._tell_frontier()
 
     def _quiet_through(self, t: float) -> None:
         """Return once no shard holds a message of time ``<= t`` (what a vertex removal
@@ -330,12 +377,19 @@ class FeedPump:
         }
 
 
+def _answered(ref: Any) -> bool:
+    ready, _ = ray.wait([ref], timeout=0)
+    return bool(ready)
+
+
 def _not_read_past(feed: SourceFeed, t: float) -> str:
     lateness = feed.reorder.allowed_lateness
-    mark = f" (its watermark, {lateness:g} s behind, is {feed.watermark:g})" if lateness else ""
+    mark = ""
+    if lateness:
+        mark = f" (its watermark, {show_time(lateness)} s behind, is {show_time(feed.watermark)})"
     return (
-        f"time {t:g} is not complete: source {feed.source} holds it back, having read up "
-        f"to {feed.max_ts:g}{mark}; take it later or after ingestion"
+        f"time {show_time(t)} is not complete: source {feed.source} holds it back, having "
+        f"read up to {show_time(feed.max_ts)}{mark}; take it later or after ingestion"
     )
 
 
@@ -361,7 +415,7 @@ def feed_source(
     error: MalformedRecord | OutOfOrder | None = None
     try:
         if feed.reorder.allowed_lateness is None:
-            check_order(source, feed.reorder.floor)
+            check_order(source, feed.reorder.floor, feed.applied_before)
         pump.run(updates, tick)
     except (MalformedRecord, OutOfOrder) as exc:
         error = exc
@@ -463,16 +517,18 @@ def feed_options(
     halves: bool,
     allowed_lateness: float | None = None,
     late: LatePolicy = "reject",
+    idle_timeout: float = 0.0,
 ) -> dict[str, Any]:
-    """The event-time options of a :class:`SourceFeed` for ``source`` (the floor comes
-    from the controller): whether stream edges go to both endpoints, the lateness and
-    late policy, how errors name it, whether its offsets increase."""
+    """The event-time options of a pump for ``source`` (the floor comes from the
+    controller): whether stream edges go to both endpoints, the lateness and late policy,
+    how errors name it, whether its offsets increase, its idle timeout."""
     return {
         "halves": halves,
         "allowed_lateness": allowed_lateness,
         "late": late,
         "where": str(getattr(source, "where", source.name)),
         "offsets_increase": getattr(source, "offsets_increase", True),
+        "idle_timeout": idle_timeout,
     }
 
 

@@ -58,7 +58,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Literal, Protocol, runtime_checkable
 
-from shards.watermark import OutOfOrder
+from shards.watermark import OutOfOrder, show_time
 from vertex.records import Update, UpdateKind
 
 __all__ = [
@@ -266,14 +266,16 @@ class _FileSource(_RecordSource):
         """The file as the user named it (what errors show)."""
         return self._where
 
-    def first_disorder(self, floor: float = -math.inf) -> OutOfOrder | None:
-        """The first line whose time is below one before it (or below ``floor``), as the
-        refusal to raise; ``None`` if the file is in time order. Reads only the time of
-        each line (malformed lines are left to :meth:`records`)."""
+    def first_disorder(self, floor: float = -math.inf, applied: int = 0) -> OutOfOrder | None:
+        """The first line whose time is below one before it (or, after line ``applied``,
+        below ``floor``), as the refusal to raise; ``None`` if the file is in time order.
+        Reads only the time of each line (malformed lines are left to :meth:`records`)."""
         match, to_time = self._line.fullmatch, self._time
-        latest, below_floor = floor, True
+        latest, below_floor = -math.inf, False
         with open(self.path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
+                if lineno > applied and latest < floor:  # what the graph holds already
+                    latest, below_floor = floor, True
                 m = match(raw)
                 if m is None:
                     record = next(iter(self._parse(raw, lineno)), None)
@@ -549,13 +551,14 @@ def _unspill(path: Path) -> Iterator[tuple[float, int, Update]]:
             yield from chunk
 
 
-def check_order(source: Source, floor: float = -math.inf) -> None:
+def check_order(source: Source, floor: float = -math.inf, applied: int = 0) -> None:
     """Raise :class:`OutOfOrder` at the first line of a file source that goes back in time
-    (or below ``floor``), before anything of it is applied; other sources are checked as
-    they are read (their refusal comes after what preceded it was applied)."""
+    (or, after line ``applied`` -- what the graph applied of it before --, below
+    ``floor``), before anything of it is applied; other sources are checked as they are
+    read (their refusal comes after what preceded it was applied)."""
     first_disorder = getattr(source, "first_disorder", None)
     if callable(first_disorder):
-        refusal = first_disorder(floor)
+        refusal = first_disorder(floor, applied)
         if refusal is not None:
             raise refusal
 
@@ -613,7 +616,10 @@ def late_record(update: Update, watermark: float, where: str) -> MalformedRecord
     text = " ".join(str(x) for x in (u.kind.value, u.vertex, u.dst, u.ts) if x is not None)
     if u.props:
         text += " " + " ".join(f"{k}={v!r}" for k, v in u.props.items())
-    reason = f"late by {watermark - u.ts:g} s: time {u.ts:g} is before the watermark {watermark:g}"
+    reason = (
+        f"late by {show_time(watermark - u.ts)} s: time {show_time(u.ts)} is before the "
+        f"watermark {show_time(watermark)}"
+    )
     return MalformedRecord(where, u.offset, text, reason)
 
 

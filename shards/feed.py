@@ -310,6 +310,13 @@ class SourceFeed:
         return self.reorder.watermark
 
     @property
+    def applied_before(self) -> int:
+        """The highest position of this source a shard applied before this feed started
+        (``0``: a new source); a source whose positions are its offsets read again up to
+        it finds nothing new there to weigh against the graph's floor."""
+        return max(self._start, default=0)
+
+    @property
     def max_ts(self) -> float:
         """The largest event time read."""
         return self.reorder.max_seen

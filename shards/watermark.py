@@ -44,7 +44,7 @@ from typing import Literal
 
 from vertex.records import Update
 
-__all__ = ["LATE_POLICIES", "LatePolicy", "OutOfOrder", "Released", "Reorder"]
+__all__ = ["LATE_POLICIES", "LatePolicy", "OutOfOrder", "Released", "Reorder", "show_time"]
 
 LatePolicy = Literal["reject", "apply"]
 LATE_POLICIES: tuple[str, ...] = ("reject", "apply")
@@ -52,6 +52,18 @@ LATE_POLICIES: tuple[str, ...] = ("reject", "apply")
 Released = tuple[Update, float, "float | None"]
 """An update leaving the reorder buffer: ``(update, time to log it at, event time if it
 was re-timed)``."""
+
+
+def show_time(t: float) -> str:
+    """An event time as written in a stream: whole seconds without a fraction, others
+    exactly (``repr``).
+
+    >>> show_time(1082040961.0), show_time(1289241911.72836), show_time(-math.inf)
+    ('1082040961', '1289241911.72836', '-inf')
+    """
+    if math.isfinite(t) and t == int(t):
+        return str(int(t))
+    return repr(float(t))
 
 
 class OutOfOrder(ValueError):
@@ -76,14 +88,14 @@ class OutOfOrder(ValueError):
     def __str__(self) -> str:
         if self.floor:
             back = (
-                f"is before {self.previous:g}, up to which the graph already holds updates "
-                "from other sources"
+                f"is before {show_time(self.previous)}, up to which the graph already holds "
+                "updates from other sources"
             )
         else:
-            back = f"goes back from {self.previous:g}"
+            back = f"goes back from {show_time(self.previous)}"
         return (
-            f"{self.where}:{self.line}: time {self.ts:g} {back}; the source is not in time "
-            "order (sort it with --sort / sorted_source(), or give an allowed lateness)"
+            f"{self.where}:{self.line}: time {show_time(self.ts)} {back}; the source is not in "
+            "time order (sort it with --sort / SortedSource, or give an allowed lateness)"
         )
 
 
