@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 
 from chronoray.analysis import ANALYSIS_NAMES
@@ -321,7 +321,9 @@ def stop(settings: _Settings, name: str) -> None:
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
 @format_option
 @shards_option
 @graph_option
@@ -336,7 +338,35 @@ def stop(settings: _Settings, name: str) -> None:
     "--rejects",
     type=click.Path(path_type=Path),
     default=None,
-    help="File for skipped records [default: LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph].",
+    help="File for skipped records and late updates [default: LOG_DIR/rejects.tsv, or "
+    "./rejects.tsv with --graph].",
+)
+@click.option(
+    "--sort",
+    is_flag=True,
+    help="Sort each file by time first (outside memory: files larger than memory are fine).",
+)
+@click.option(
+    "--allowed-lateness",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Reorder updates up to SECONDS behind the latest time read (a watermark); later "
+    "ones follow --late. Without it (or --sort) a file must be in time order.",
+)
+@click.option(
+    "--late",
+    type=click.Choice(["reject", "apply"]),
+    default="reject",
+    help="Updates later than the lateness: reject (count them, write them to --rejects) "
+    "or apply (at the watermark; their own time is kept in the log).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="A source that reads nothing this long stops holding the watermark back [default: 10].",
 )
 @click.option("--source-id", default=None, help="Source name [default: file name].")
 @click.option(
@@ -345,48 +375,81 @@ def stop(settings: _Settings, name: str) -> None:
     help="Start the source actor and return (named graphs; see chronoray ls).",
 )
 def ingest(
-    path: Path,
+    paths: tuple[Path, ...],
     fmt: str,
     shards: int | None,
     graph_name: str | None,
     log_dir: Path | None,
     on_error: str,
     rejects: Path | None,
+    sort: bool,
+    allowed_lateness: float | None,
+    late: str,
+    idle_timeout: float | None,
     source_id: str | None,
     detach: bool,
 ) -> None:
-    """Ingest an edge file into a running graph (--graph) or the graph persisted in
-    LOG_DIR (created if new), through a source actor in the cluster."""
-    from chronoray.sources import MalformedRecord, open_source
+    """Ingest edge files into a running graph (--graph) or the graph persisted in LOG_DIR
+    (created if new), through source actors in the cluster. Several files are fed at
+    once, merged by event time."""
+    from chronoray.sources import MalformedRecord, OutOfOrder, open_source
 
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
-    source = open_source(path, fmt, name=source_id)  # type: ignore[arg-type]
-    if on_error == "skip" and rejects is None:
+    if source_id is not None and len(paths) > 1:
+        raise click.UsageError("--source-id names one file")
+    sources = [open_source(p, fmt, name=source_id) for p in paths]  # type: ignore[arg-type]
+    sets_aside = on_error == "skip" or (allowed_lateness is not None and late == "reject")
+    if sets_aside and rejects is None:
         rejects = (log_dir or Path(".")) / "rejects.tsv"
+    options = {
+        "on_error": on_error,
+        "rejects": rejects,
+        "wait": not detach,
+        "allowed_lateness": allowed_lateness,
+        "late": late,
+        "sort": sort,
+        "idle_timeout": idle_timeout or 0.0,
+    }
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
         try:
-            report = graph.ingest(
-                source,
-                on_error=on_error,
-                rejects=rejects,
-                progress=sys.stderr.isatty(),
-                wait=not detach,
-            )
+            if len(sources) == 1:
+                reports = [graph.ingest(sources[0], progress=sys.stderr.isatty(), **options)]
+            else:
+                reports = graph.ingest_many(sources, **options)
         except MalformedRecord as exc:
             _err.print(f"[red]error:[/] malformed record at {exc}")
             _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
             sys.exit(2)
+        except OutOfOrder as exc:
+            click.echo(f"error: {exc}", err=True)  # one line, never wrapped
+            click.echo("nothing of this file was ingested", err=True)
+            sys.exit(2)
         if detach:
-            console.print(f"source {report.name} feeding graph {graph_name}")
+            for job in reports:
+                console.print(f"source {job.name} feeding graph {graph_name}")
             return
         stats = graph.stats()
+    for report in reports:
+        _print_report(report, rejects)
+    console.print(_stats_table(stats.as_dict()))
+
+
+def _print_report(report: Any, rejects: Path | None) -> None:
+    """One ingestion's counters, its event-time ones included."""
     console.print(
         f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
         f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
         + (f" (written to {rejects})" if report.rejected else "")
     )
-    console.print(_stats_table(stats.as_dict()))
+    if report.out_of_order or report.late_rejected or report.late_applied:
+        line = (
+            f"  event time: {report.out_of_order:,} updates out of order, the latest by "
+            f"{report.max_lateness:,g} s; late: {report.late_rejected:,} rejected"
+            + (f" (written to {rejects})" if report.late_rejected and rejects else "")
+            + f", {report.late_applied:,} applied at the watermark"
+        )
+        console.print(line)
 
 
 # -- queries ------------------------------------------------------------------------------
@@ -831,7 +894,7 @@ def _print_notification(item: Any, as_json: bool) -> None:
     )
 
 
-def _stats_table(stats: dict[str, Any]) -> Table:
+def _stats_table(stats: dict[str, Any]) -> Table | Group:
     table = Table(title=f"graph: {stats['vertices']:,} vertices, {stats['edges']:,} edges")
     for column in ("shard", "vertices", "edges", "worker clock", "errors", "restarted"):
         table.add_column(column, justify="right")
@@ -844,7 +907,23 @@ def _stats_table(stats: dict[str, Any]) -> Table:
             str(s["errors"]),
             str(s.get("restarted", False)),
         )
-    return table
+    sources = stats.get("sources") or {}
+    if not sources:
+        return table
+    per_source = Table(title="sources (last ingestion of each)")
+    columns = ("source", "updates", "out of order", "max lateness s", "late rejected")
+    for column in (*columns, "late applied"):
+        per_source.add_column(column, justify="right")
+    for name, c in sorted(sources.items()):
+        per_source.add_row(
+            name,
+            f"{c['updates']:,}",
+            f"{c['out_of_order']:,}",
+            f"{c['max_lateness']:,g}",
+            f"{c['late_rejected']:,}",
+            f"{c['late_applied']:,}",
+        )
+    return Group(table, per_source)
 
 
 @main.command(
