@@ -29,6 +29,7 @@ from rich.table import Table
 from chronoray.analysis import ANALYSIS_NAMES
 from chronoray.config import Config, env_name
 from chronoray.errors import USER_ERRORS
+from shards.watermark import show_time
 
 __all__ = ["main"]
 
@@ -445,7 +446,7 @@ def _print_report(report: Any, rejects: Path | None) -> None:
     if report.out_of_order or report.late_rejected or report.late_applied:
         line = (
             f"  event time: {report.out_of_order:,} updates out of order, the latest by "
-            f"{report.max_lateness:,g} s; late: {report.late_rejected:,} rejected"
+            f"{show_time(report.max_lateness)} s; late: {report.late_rejected:,} rejected"
             + (f" (written to {rejects})" if report.late_rejected and rejects else "")
             + f", {report.late_applied:,} applied at the watermark"
         )
@@ -919,7 +920,7 @@ def _stats_table(stats: dict[str, Any]) -> Table | Group:
             name,
             f"{c['updates']:,}",
             f"{c['out_of_order']:,}",
-            f"{c['max_lateness']:,g}",
+            show_time(c["max_lateness"]),
             f"{c['late_rejected']:,}",
             f"{c['late_applied']:,}",
         )
