@@ -76,7 +76,7 @@ from ephemeral.live import (
     start_computation,
     subscribe,
 )
-from ephemeral.notify import NotificationFilter, StatePredicate
+from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
 from shards.core import VertexNotFound, source_channel
 from shards.progress import Progress
 from shards.routing import shard_of
@@ -822,15 +822,19 @@ class GraphCluster:
         *,
         buffer: int = 10_000,
         since: float | None = None,
+        resume: StreamPosition | None = None,
     ) -> Subscription:
         """A notification stream of vertex updates: all of them, or only of vertex
         ``types``, of vertex ``ids``, and/or those where ``predicate(old_state,
         new_state)`` holds. Per vertex in log order; each shard buffers at most ``buffer``
         items per subscription and tells a slow consumer how many it missed
         (``Lagged``). ``since=T`` replays from the logs every update with event time
-        ``>= T`` first, then continues live. Close it when done."""
+        ``>= T`` first, then continues live. ``resume=`` the ``position`` of an earlier
+        stream with the same filter goes on where it stood: what came after it is replayed
+        from the logs, then the stream is live (nothing missed, nothing repeated). Close
+        it when done."""
         spec = NotificationFilter.of(types, ids, predicate)
-        return subscribe(self._live, spec, buffer, since)
+        return subscribe(self._live, spec, buffer, since, resume)
 
     def index(self, name: str) -> Index:
         """The secondary index ``name`` declared by a vertex class (``indexes`` class
