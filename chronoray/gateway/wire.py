@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chronoray.v1 import gateway_pb2 as pb
-from ephemeral.notify import Notification
+from ephemeral.notify import Notification, StreamPosition
 from vertex.records import Update, UpdateKind, VertexId
 
 __all__ = [
@@ -36,9 +36,11 @@ __all__ = [
     "KINDS",
     "edges_of",
     "notification_of",
+    "position_of",
     "time_of",
     "to_edges",
     "to_notification",
+    "to_position",
     "to_record",
     "to_time",
     "to_value",
@@ -321,3 +323,18 @@ def notification_of(message: pb.Notification) -> Notification:
         None if message.created else values_of(message.old_state),
         None if message.deleted else values_of(message.state),
     )
+
+
+def to_position(position: StreamPosition) -> pb.Position:
+    """A stream position on the wire."""
+    return pb.Position(start=position.start, after=position.after, since=position.since)
+
+
+def position_of(message: pb.Position, field: str = "resume") -> StreamPosition:
+    """The stream position of ``message``; :class:`InvalidField` if malformed."""
+    if not message.after or len(message.start) != len(message.after):
+        raise InvalidField(field, "a position needs one start and one after clock per shard")
+    since = message.since if message.HasField("since") else None
+    if since is not None and math.isnan(since):
+        raise InvalidField(f"{field}.since", "not a number")
+    return StreamPosition(tuple(message.start), tuple(message.after), since)

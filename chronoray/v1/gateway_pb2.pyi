@@ -207,17 +207,35 @@ class ShardStats(_message.Message):
     applied: _containers.ScalarMap[str, int]
     def __init__(self, shard: _Optional[int] = ..., vertices: _Optional[int] = ..., edges: _Optional[int] = ..., worker_clock: _Optional[int] = ..., errors: _Optional[int] = ..., restarted: _Optional[bool] = ..., applied: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
+class GatewayStats(_message.Message):
+    __slots__ = ("ingest_streams", "subscriptions", "batches", "records", "held_records", "held_records_max")
+    INGEST_STREAMS_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    HELD_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    HELD_RECORDS_MAX_FIELD_NUMBER: _ClassVar[int]
+    ingest_streams: int
+    subscriptions: int
+    batches: int
+    records: int
+    held_records: int
+    held_records_max: int
+    def __init__(self, ingest_streams: _Optional[int] = ..., subscriptions: _Optional[int] = ..., batches: _Optional[int] = ..., records: _Optional[int] = ..., held_records: _Optional[int] = ..., held_records_max: _Optional[int] = ...) -> None: ...
+
 class StatsReply(_message.Message):
-    __slots__ = ("vertices", "edges", "shards", "graph")
+    __slots__ = ("vertices", "edges", "shards", "graph", "gateway")
     VERTICES_FIELD_NUMBER: _ClassVar[int]
     EDGES_FIELD_NUMBER: _ClassVar[int]
     SHARDS_FIELD_NUMBER: _ClassVar[int]
     GRAPH_FIELD_NUMBER: _ClassVar[int]
+    GATEWAY_FIELD_NUMBER: _ClassVar[int]
     vertices: int
     edges: int
     shards: _containers.RepeatedCompositeFieldContainer[ShardStats]
     graph: str
-    def __init__(self, vertices: _Optional[int] = ..., edges: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[ShardStats, _Mapping]]] = ..., graph: _Optional[str] = ...) -> None: ...
+    gateway: GatewayStats
+    def __init__(self, vertices: _Optional[int] = ..., edges: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[ShardStats, _Mapping]]] = ..., graph: _Optional[str] = ..., gateway: _Optional[_Union[GatewayStats, _Mapping]] = ...) -> None: ...
 
 class VertexRequest(_message.Message):
     __slots__ = ("vertex", "cut")
