@@ -29,7 +29,8 @@ The token is ``token``, else ``CHRONORAY_GATEWAY_TOKEN``, else the file ``token_
 ``CHRONORAY_GATEWAY_TOKEN_FILE``, else ``~/.chronoray/gateway-token`` (what a server on
 this machine made). ``tls_ca``: the PEM certificate(s) to trust for a TLS server (``tls=True``
 alone: the system's roots). A refused call raises :class:`~chronoray.errors.GatewayError`
-with the gRPC status code's name and the server's message.
+with the gRPC status code's name and the server's message; a call refused by the
+server's rate limit is made again once the server says it would pass.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import Any
 import grpc
 
 from chronoray.errors import GatewayError
+from chronoray.gateway.guard import RETRY_AFTER
 from chronoray.gateway.settings import client_token
 from chronoray.gateway.wire import (
     edges_of,
@@ -79,6 +81,16 @@ def _error(exc: grpc.RpcError) -> GatewayError:
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
     return GatewayError(code.name, details or "")
+
+
+def _retry_after(exc: grpc.RpcError) -> float | None:
+    """Seconds until a call the rate limit refused would pass (``None``: not refused so)."""
+    if exc.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in exc.trailing_metadata() or ():
+        if key == RETRY_AFTER:
+            return float(value)
+    return None
 
 
 @dataclass
@@ -277,10 +289,17 @@ class GatewayClient:
         self.close()
 
     def _unary(self, method: Callable[..., Any], request: Any) -> Any:
-        try:
-            return method(request, metadata=self.metadata, timeout=self.timeout)
-        except grpc.RpcError as exc:
-            raise _error(exc) from None
+        """Call ``method``; a call refused by the server's rate limit is made again when
+        the server says it will pass (while :attr:`timeout` allows)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return method(request, metadata=self.metadata, timeout=self.timeout)
+            except grpc.RpcError as exc:
+                wait = _retry_after(exc)
+                if wait is None or time.monotonic() + wait > deadline:
+                    raise _error(exc) from None
+                time.sleep(wait)
 
     # -- ingestion --------------------------------------------------------------------
 

@@ -5,8 +5,10 @@
 UNAUTHENTICATED before its handler runs; only the standard health check is open (so load
 balancers and orchestrators can probe the server). A call from a client address over its
 rate (:class:`RateLimiter`, a token bucket per address) is refused with
-RESOURCE_EXHAUSTED, saying when to retry. Ingestion batches count against the same bucket
-but wait for their turn instead (:meth:`RateLimiter.wait`): a stream is slowed, not broken.
+RESOURCE_EXHAUSTED, saying when to retry (also in the trailing metadata
+:data:`RETRY_AFTER`, which :mod:`chronoray.client` honours). Ingestion batches count
+against the same bucket but wait for their turn instead (:meth:`RateLimiter.wait`): a
+stream is slowed, not broken.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from typing import Any
 
 import grpc
 
-__all__ = ["Guard", "OPEN_METHODS", "RateLimiter", "client_address"]
+__all__ = ["Guard", "OPEN_METHODS", "RETRY_AFTER", "RateLimiter", "client_address"]
 
 OPEN_METHODS = frozenset({"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"})
 """Methods that need no token."""
+RETRY_AFTER = "retry-after"
+"""Trailing metadata of a call refused by the rate limit: seconds until it would pass."""
 
 
 def client_address(context: grpc.ServicerContext) -> str:
@@ -118,6 +122,7 @@ class Guard(grpc.ServerInterceptor):
         assert self.limiter is not None
         wait = self.limiter.take(client_address(context))
         if wait > 0:
+            context.set_trailing_metadata(((RETRY_AFTER, f"{wait:.3f}"),))
             context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"rate limit of {self.limiter.rate:g} requests/s exceeded; retry in {wait:.2f} s",
