@@ -559,10 +559,10 @@ def _ingest_through(server: str, client: Any, source: Any, batch: int) -> None:
             sys.exit(2)
         stats = client.stats()
     console.print(
-        f"ingested {result.sent:,} records of {result.source} through {server} in "
-        f"{result.seconds:.1f} s ({result.rate:,.0f}/s), {result.batches:,} batches "
-        f"acknowledged once logged; resumed after offset {result.resumed_after:,}; "
-        f"{result.skipped:,} found applied already"
+        f"ingested {result.sent - result.skipped:,} new records of {result.source} through "
+        f"{server} in {result.seconds:.1f} s ({result.rate:,.0f}/s): {result.batches:,} "
+        f"batches, each acknowledged once logged; resumed after offset "
+        f"{result.resumed_after:,} ({result.skipped:,} records sent again were applied already)"
     )
     console.print(_stats_table(stats))
 
