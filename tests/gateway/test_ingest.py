@@ -5,6 +5,7 @@ than the graph (flow control, bounded server memory), a gateway stopped mid-stre
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,11 +23,23 @@ from chronoray.gateway import Gateway, GatewaySettings
 from chronoray.testing import pair_counts
 from shards.core import source_channel
 from shards.routing import shard_of
-from tests.gateway.conftest import TOKEN, client, graph_pairs, served_graph
+from tests.gateway.gateway_helpers import TOKEN, client, graph_pairs, served_graph
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 _CLI = str(Path(sys.executable).parent / "chronoray")
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory) -> tuple[cr.SnapEdgeSource, cr.SnapEdgeSource]:
+    """CollegeMsg's first and second half as two files (two sources)."""
+    lines = collegemsg_path().read_text().splitlines(keepends=True)
+    folder = tmp_path_factory.mktemp("halves")
+    middle = len(lines) // 2
+    paths = folder / "college-first.txt", folder / "college-second.txt"
+    paths[0].write_text("".join(lines[:middle]))
+    paths[1].write_text("".join(lines[middle:]))
+    return cr.SnapEdgeSource(paths[0]), cr.SnapEdgeSource(paths[1])
 
 
 def test_two_clients_ingest_the_two_halves_at_once(ray_session, tmp_path, college, halves):
@@ -80,9 +93,8 @@ def test_a_client_killed_mid_stream_resumes_after_its_last_ack(ray_session, tmp_
         assert 10_000 <= killed_at < 59_835
         second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
         assert second.returncode == 0, second.stdout + second.stderr
-        resumed = int(
-            second.stdout.split("resumed after offset ")[1].split(";")[0].replace(",", "")
-        )
+        said = " ".join(second.stdout.split())
+        resumed = int(re.search(r"resumed after offset ([\d,]+)", said)[1].replace(",", ""))
         assert killed_at <= resumed < 59_835  # nothing before it sent again
         graph.wait_idle()
         assert graph_pairs(graph) == pair_counts(college)  # nothing lost, nothing doubled

@@ -14,7 +14,7 @@ import chronoray as cr
 from chronoray.datasets import collegemsg_path
 from chronoray.errors import GatewayError
 from chronoray.testing import oracle_graph, pair_counts_between
-from tests.gateway.conftest import TOKEN, client, served_graph
+from tests.gateway.gateway_helpers import TOKEN, client, served_graph
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

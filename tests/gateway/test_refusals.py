@@ -18,7 +18,7 @@ from chronoray.gateway.guard import RETRY_AFTER
 from chronoray.gateway.wire import to_record
 from chronoray.v1 import gateway_pb2 as pb
 from chronoray.v1 import gateway_pb2_grpc as pbg
-from tests.gateway.conftest import TOKEN, client, log_positions, served_graph
+from tests.gateway.gateway_helpers import TOKEN, client, log_positions, served_graph
 from vertex import Update
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]

@@ -14,7 +14,7 @@ from cryptography.x509.oid import NameOID
 
 import chronoray as cr
 from chronoray.errors import GatewayError
-from tests.gateway.conftest import client, served_graph
+from tests.gateway.gateway_helpers import client, served_graph
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

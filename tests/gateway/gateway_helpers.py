@@ -1,5 +1,5 @@
 """Shared pieces of the gateway tests: a named graph with a real gRPC server in front of
-it on loopback, clients, CollegeMsg split in two files, and the graph's log positions."""
+it on loopback, clients, and the graph's log positions."""
 
 from __future__ import annotations
 
@@ -8,11 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import chronoray as cr
 from chronoray.client import GatewayClient
-from chronoray.datasets import collegemsg_path
 from chronoray.gateway import Gateway, GatewaySettings
 
 TOKEN = "gateway-test-token"
@@ -54,15 +51,3 @@ def log_positions(graph: cr.GraphCluster) -> list[tuple[Any, ...]]:
 def graph_pairs(graph: cr.GraphCluster) -> dict[tuple[Any, Any], int]:
     """``(src, dst) -> count`` of the live graph."""
     return {(s, d): props["count"] for s, d, props in graph.edges()}
-
-
-@pytest.fixture(scope="session")
-def halves(tmp_path_factory) -> tuple[cr.SnapEdgeSource, cr.SnapEdgeSource]:
-    """CollegeMsg's first and second half as two files (two sources)."""
-    lines = collegemsg_path().read_text().splitlines(keepends=True)
-    folder = tmp_path_factory.mktemp("halves")
-    middle = len(lines) // 2
-    paths = folder / "college-first.txt", folder / "college-second.txt"
-    paths[0].write_text("".join(lines[:middle]))
-    paths[1].write_text("".join(lines[middle:]))
-    return cr.SnapEdgeSource(paths[0]), cr.SnapEdgeSource(paths[1])
