@@ -145,15 +145,19 @@ class _Stream:
     """One ingestion stream: the request side runs in gRPC's thread, this side reads
     replies; the first reply (where to resume) gates the records."""
 
-    def __init__(self, source: Source, batch_size: int, result: IngestResult) -> None:
+    def __init__(
+        self, source: Source, batch_size: int, window: int | None, result: IngestResult
+    ) -> None:
         self.source = source
         self.batch_size = batch_size
+        self.window = window
         self.result = result
         self.opened = threading.Event()
         self.resume_after = 0
         self.cancelled = False
         self.error: MalformedRecord | None = None
-        self.sent_at: dict[int, float] = {}  # batch number -> when gRPC took it
+        self.sent_at: dict[int, float] = {}  # unacknowledged batch number -> when handed over
+        self.room = threading.Condition()
 
     def requests(self) -> Iterator[pb.IngestRequest]:
         yield pb.IngestRequest(open=pb.IngestOpen(source=self.source.name))
@@ -179,7 +183,11 @@ class _Stream:
             yield self._batch(number + 1, batch)
 
     def _batch(self, number: int, records: list[pb.UpdateRecord]) -> pb.IngestRequest:
-        self.sent_at[number] = time.perf_counter()
+        """The request of batch ``number``, once the window has room for it."""
+        with self.room:
+            if self.window is not None:
+                self.room.wait_for(lambda: self.cancelled or len(self.sent_at) < self.window)
+            self.sent_at[number] = time.perf_counter()
         self.result.sent += len(records)
         return pb.IngestRequest(batch=pb.IngestBatch(records=records))
 
@@ -192,16 +200,19 @@ class _Stream:
                     self.opened.set()
                     continue
                 ack = reply.ack
-                self.result.ack_latencies.append(
-                    time.perf_counter() - self.sent_at.pop(ack.batch, time.perf_counter())
-                )
+                with self.room:
+                    handed = self.sent_at.pop(ack.batch, time.perf_counter())
+                    self.room.notify_all()
+                self.result.ack_latencies.append(time.perf_counter() - handed)
                 self.result.batches += 1
                 self.result.skipped += ack.skipped
                 self.result.acked_through = ack.through_offset
                 if on_ack is not None:
                     on_ack(ack)
         finally:
-            self.cancelled = True
+            with self.room:
+                self.cancelled = True
+                self.room.notify_all()
             self.opened.set()  # a stream refused before it opened: the request side ends
 
 
@@ -309,17 +320,21 @@ class GatewayClient:
         *,
         name: str | None = None,
         batch_size: int = 1000,
+        window: int | None = 2,
         retry: float = 0.0,
         on_ack: Callable[[pb.IngestAck], None] | None = None,
     ) -> IngestResult:
         """Feed ``source`` (a :class:`~chronoray.sources.Source`, or updates with ``name``
         as their source name; unstamped ones are numbered by position) through the
         gateway, ``batch_size`` records per batch, and return once every record is
-        acknowledged (logged). ``retry``: seconds to keep reconnecting while the server
-        is unavailable or the source still busy (the source is read again, from where the
-        graph stands). ``on_ack`` gets every acknowledgement as it arrives."""
-        if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
+        acknowledged (logged). ``window``: batches sent ahead of their acknowledgement
+        (``None``: as many as gRPC's flow control lets through -- more queued, longer
+        waits for each ack, no more throughput). ``retry``: seconds to keep reconnecting
+        while the server is unavailable or the source still busy (the source is read
+        again, from where the graph stands). ``on_ack`` gets every acknowledgement as it
+        arrives."""
+        if batch_size < 1 or (window is not None and window < 1):
+            raise ValueError("batch_size and window must be >= 1")
         if not isinstance(source, Source):
             if name is None:
                 raise ValueError("updates need a source name (name=...)")
@@ -330,7 +345,7 @@ class GatewayClient:
         started = time.perf_counter()
         deadline = started + retry
         while True:
-            stream = _Stream(source, batch_size, result)
+            stream = _Stream(source, batch_size, window, result)
             call = self.stub.Ingest(stream.requests(), metadata=self.metadata)
             try:
                 stream.replies(call, on_ack)

@@ -244,8 +244,9 @@ class GatewayActor:
         return self.gateway.describe()
 
     def stop(self, grace: float | None = None) -> None:
-        """Stop the server gracefully (the actor is killed afterwards)."""
+        """Stop the server gracefully, then the actor."""
         self.gateway.stop(grace)
+        ray.actor.exit_actor()
 
     def _end(self) -> None:
         self.gateway.stop(0)
@@ -298,10 +299,9 @@ def stop_gateway_actor(graph: str, config: Config | None = None, grace: float = 
     except ValueError:
         return False
     try:
-        ray.get(actor.stop.remote(grace))
+        ray.get(actor.stop.remote(grace))  # the actor ends itself
     except ACTOR_ERRORS:
         pass
-    ray.kill(actor, no_restart=True)
     return True
 
 

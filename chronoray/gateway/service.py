@@ -46,7 +46,7 @@ from chronoray.gateway.wire import (
     to_value,
     to_values,
     to_vertex,
-    update_of,
+    updates_of,
     values_of,
     vertex_id_of,
 )
@@ -227,18 +227,7 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                 "batch.records",
                 f"{len(records)} records; at most {self.settings.max_batch_records} per batch",
             )
-        updates = []
-        for i, record in enumerate(records):
-            field = f"batch.records[{i}]"
-            update = update_of(record, source, field, self._type_names)
-            if update.offset <= last:
-                raise InvalidField(
-                    f"{field}.offset",
-                    f"{update.offset} does not follow {last} (offsets strictly increase)",
-                )
-            last = update.offset
-            updates.append(update)
-        return updates
+        return updates_of(records, source, "batch.records", last, self._type_names)
 
     # -- queries ----------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ __all__ = [
     "to_vertex",
     "to_vertex_id",
     "update_of",
+    "updates_of",
     "value_of",
     "values_of",
     "vertex_id_of",
@@ -217,44 +218,76 @@ def to_record(update: Update) -> pb.UpdateRecord:
     )
 
 
-def update_of(
-    record: pb.UpdateRecord,
+def updates_of(
+    records: Iterable[pb.UpdateRecord],
     source: str,
     field: str,
+    after: int = 0,
     vertex_types: Iterable[str] | None = None,
+) -> list[Update]:
+    """The :class:`Update` s of the records a client sent as ``field`` (a repeated
+    field), stamped ``(source, offset)``, every field checked: offsets strictly increase
+    from above ``after``; ``vertex_types`` are the names an ``add_vertex`` may give."""
+    known = frozenset(vertex_types or ())
+    updates = []
+    for i, record in enumerate(records):
+        try:
+            update = _update_of(record, source, known)
+            if update.offset <= after:
+                raise InvalidField(
+                    "offset", f"{update.offset} does not follow {after} (offsets strictly increase)"
+                )
+        except InvalidField as exc:
+            raise InvalidField(f"{field}[{i}].{exc.field}", exc.reason) from None
+        after = update.offset
+        updates.append(update)
+    return updates
+
+
+def update_of(
+    record: pb.UpdateRecord, source: str, field: str, vertex_types: Iterable[str] = ()
 ) -> Update:
-    """The :class:`Update` of a record a client sent, stamped ``(source, offset)``; every
-    field checked (``vertex_types``: the names an ``add_vertex`` may give)."""
-    if record.offset < 1:
-        raise InvalidField(f"{field}.offset", "offsets start at 1")
+    """One record's :class:`Update` (see :func:`updates_of`); ``field`` names it."""
+    try:
+        return _update_of(record, source, frozenset(vertex_types))
+    except InvalidField as exc:
+        raise InvalidField(f"{field}.{exc.field}", exc.reason) from None
+
+
+def _update_of(record: pb.UpdateRecord, source: str, known: frozenset[str]) -> Update:
+    """A record's update; :class:`InvalidField` names the field within the record."""
+    offset = record.offset
+    if offset < 1:
+        raise InvalidField("offset", "offsets start at 1")
     kind = _KIND_OF.get(record.kind)
     if kind is None:
-        raise InvalidField(f"{field}.kind", f"not an update kind: {record.kind}")
-    vertex = vertex_id_of(record.vertex, f"{field}.vertex")
+        raise InvalidField("kind", f"not an update kind: {record.kind}")
+    vertex = vertex_id_of(record.vertex)
     dst = None
     if kind in _EDGE_KINDS:
         if not record.HasField("dst"):
-            raise InvalidField(f"{field}.dst", f"{kind.value} needs the edge's target")
-        dst = vertex_id_of(record.dst, f"{field}.dst")
+            raise InvalidField("dst", f"{kind.value} needs the edge's target")
+        dst = vertex_id_of(record.dst, "dst")
     elif record.HasField("dst"):
-        raise InvalidField(f"{field}.dst", f"{kind.value} takes no dst")
+        raise InvalidField("dst", f"{kind.value} takes no dst")
     if not record.HasField("ts"):
-        raise InvalidField(f"{field}.ts", "no time set (int or float)")
-    ts = time_of(record.ts, f"{field}.ts")
-    if kind == UpdateKind.REMOVE_EDGE and record.props:
-        raise InvalidField(f"{field}.props", "remove_edge takes no properties")
-    props = values_of(record.props, f"{field}.props", sent=True)
+        raise InvalidField("ts", "no time set (int or float)")
+    ts = time_of(record.ts)
+    props: dict[str, Any] = {}
+    if record.props:
+        if kind == UpdateKind.REMOVE_EDGE:
+            raise InvalidField("props", "remove_edge takes no properties")
+        props = values_of(record.props, "props", sent=True)
     vertex_type = record.vertex_type or None
     if vertex_type is not None:
         if kind != UpdateKind.ADD_VERTEX:
-            raise InvalidField(f"{field}.vertex_type", f"{kind.value} takes no vertex_type")
-        known = set(vertex_types or ())
+            raise InvalidField("vertex_type", f"{kind.value} takes no vertex_type")
         if vertex_type not in known:
             choices = ", ".join(sorted(known)) or "none"
             raise InvalidField(
-                f"{field}.vertex_type", f"unknown vertex type {vertex_type!r} (known: {choices})"
+                "vertex_type", f"unknown vertex type {vertex_type!r} (known: {choices})"
             )
-    return Update(kind, vertex, ts, dst, props, vertex_type, source, record.offset)
+    return Update(kind, vertex, ts, dst, props, vertex_type, source, offset)
 
 
 # -- vertices, edges, notifications -------------------------------------------------------

@@ -123,6 +123,7 @@ def test_a_fast_producer_is_slowed_by_flow_control_and_server_memory_stays_bound
                 producer(),
                 name="fast",
                 batch_size=250,
+                window=None,  # the client holds nothing back: only gRPC's flow control
                 on_ack=lambda ack: lags.append(produced - ack.through_offset),
             )
             gateway_stats = c.stats()["gateway"]
