@@ -175,8 +175,13 @@ class _Settings:
         return Config.load(self.config_file, ray_address=self.address, **overrides)
 
 
+PLUGIN_GROUP = "chronoray.commands"
+"""Entry-point group of commands other packages add (``cep``): loaded only when used, so
+``chronoray`` imports none of the packages built on it."""
+
+
 class _Group(click.Group):
-    """Prints errors about what the user asked for as one line."""
+    """Prints errors about what the user asked for as one line; adds plugin commands."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -184,6 +189,22 @@ class _Group(click.Group):
         except USER_ERRORS as exc:
             click.echo(f"error: {exc}", err=True)  # one line, never wrapped
             sys.exit(1)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *(ep.name for ep in _plugins())})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        found = [ep for ep in _plugins() if ep.name == cmd_name]
+        return found[0].load() if found else None
+
+
+def _plugins() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=PLUGIN_GROUP))
 
 
 @click.group(cls=_Group, context_settings={"show_default": True})
@@ -1078,19 +1099,6 @@ def _stats_table(stats: dict[str, Any]) -> Table:
             str(s.get("restarted", False)),
         )
     return table
-
-
-@main.command(
-    "cep",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-    add_help_option=False,
-)
-@click.pass_context
-def cep_command(ctx: click.Context) -> None:
-    """Complex event processing (GraphCEP): DEBS 2016 Q1 and Q2 (see cep --help)."""
-    from cep.cli import cep  # imported on use: the rest of the CLI does not load cep
-
-    cep.main(ctx.args, prog_name="chronoray cep")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ Facts this module relies on (RayDP 1.6.5, Spark 3.5.7, Ray 2.60, JDK 17), measur
 * Ray -> Spark (``Dataset.to_spark``) runs Python in the executor: ``PYSPARK_PYTHON`` must be
   this interpreter.
 * ``init_spark`` takes ~10 s: the session is started once and reused; it is stopped at exit.
-* The JVM writes its start-up lines and log4j warnings to the standard error it inherits:
-  ``log_file`` gives it a file instead, so they stay out of the user's terminal.
+* The JVM writes its start-up lines and log4j warnings to the standard error it inherits,
+  and log4j's own status lines to its standard output: ``log_file`` gives it a file for
+  both instead, so they stay out of the user's terminal.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def spark_session(
     ``executor_cores`` free CPUs. Ray must be initialised already (``GraphCluster`` does
     it; ``GraphCluster.spark()`` sizes the session from its ``Config``). Later calls return
     the same session whatever their arguments; :func:`stop_spark` (also run at exit) ends it.
-    ``log_file``: where the JVM's own output goes (default: this process's stderr).
+    ``log_file``: where the JVM's own output goes (default: this process's stdout/stderr).
     """
     global _session
     if _session is not None:
@@ -93,7 +94,7 @@ def spark_session(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }
-    with _stderr_to(log_file):  # the JVM starts now and keeps the stderr it gets
+    with _output_to(log_file):  # the JVM starts now and keeps the stdout/stderr it gets
         _session = raydp.init_spark(
             _APP_NAME,
             num_executors=executors,
@@ -108,23 +109,27 @@ def spark_session(
 
 
 @contextlib.contextmanager
-def _stderr_to(path: str | Path | None) -> Iterator[None]:
-    """Point file descriptor 2 at ``path`` (appending) for the block; processes started
-    meanwhile keep it."""
+def _output_to(path: str | Path | None) -> Iterator[None]:
+    """Point file descriptors 1 and 2 at ``path`` (appending) for the block; processes
+    started meanwhile keep them (the JVM writes log4j's own status lines to stdout)."""
     if path is None:
         yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved = [os.dup(1), os.dup(2)]
     target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        os.dup2(target, 1)
         os.dup2(target, 2)
         yield
     finally:
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+        for fd, copy in zip((1, 2), saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
         os.close(target)
 
 

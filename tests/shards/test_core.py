@@ -106,7 +106,7 @@ def _replayed(rt: LocalRuntime) -> list[dict[Any, Any]]:
 
 @pytest.mark.parametrize("shard_checkpoints", [100_000, 3_000])
 def test_recovery_rebuilds_the_same_shards(college_updates, shard_checkpoints):
-    rt = LocalRuntime(3, checkpoint_interval=5, shard_checkpoint_interval=shard_checkpoints)
+    rt = LocalRuntime(3, shard_checkpoint_interval=shard_checkpoints)
     rt.ingest(college_updates[:20000])
     before = _replayed(rt)
     clocks = [c.worker_clock for c in rt.cores]

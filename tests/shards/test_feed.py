@@ -28,7 +28,7 @@ def test_batches_chain_prev_per_shard_and_cover_every_update_once():
         assert batch.prev == (by_shard[shard][-1] if shard in by_shard else 0)
         by_shard.setdefault(shard, []).extend(positions)
     assert sorted(p for ps in by_shard.values() for p in ps) == list(range(1, 51))
-    assert all(shard_of(u.vertex, 3) == s for s, b in sent for _, (_, _, _, u, _) in b.items)
+    assert all(shard_of(v, 3) == s for s, b in sent for _, (_, v, _, _, _) in b.items)
 
 
 def test_frontier_and_acked_offset_follow_acknowledgements():
