@@ -7,8 +7,11 @@ acknowledged once logged, into a new named graph of 2 shards on a local Ray inst
 * ``in-process``: sources fed by this driver through ``GraphCluster.feeding`` (the
   gateway's own path to the graph: ``FeedPump.run`` per batch), one thread per source;
 * ``gRPC``: the gateway as a Ray actor of the graph (``chronoray serve --detach``) on
-  loopback, each source fed by a client in a process of its own (``GatewayClient``;
-  clients start together once all are connected).
+  loopback, each source fed by a client in a process of its own (``GatewayClient``,
+  its default window of 2 unacknowledged batches; clients start together once all are
+  connected).
+
+Both read their lines into updates before the clock starts.
 
 With 4 feeders the lines are split into 4 contiguous quarters, one source each. A
 latency is the time from handing a batch over (to ``FeedPump.run``, or to gRPC) to its
@@ -114,14 +117,14 @@ def _client(address: str, token_file: str, path: str, batch: int, go: str) -> No
     import chronoray as cr
     from chronoray.client import GatewayClient
 
-    source = cr.SnapEdgeSource(path)
+    updates = list(cr.SnapEdgeSource(path).read())  # parsed before the clock, as in-process
     with GatewayClient(address, token_file=token_file) as client:
         client.stats()  # connected and authenticated before the clock starts
         Path(f"{path}.ready").touch()
         while not Path(go).exists():
             time.sleep(0.01)
         start = time.time()
-        result = client.ingest(source, batch_size=batch)
+        result = client.ingest(updates, name=Path(path).name, batch_size=batch)
         end = time.time()
     print(
         json.dumps(
