@@ -58,7 +58,9 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _summary(records: int, start: float, end: float, latencies: list[float]) -> dict[str, Any]:
+def _summary(
+    records: int, start: float, end: float, latencies: list[float], cpu: dict[str, float]
+) -> dict[str, Any]:
     return {
         "records": records,
         "seconds": end - start,
@@ -66,16 +68,21 @@ def _summary(records: int, start: float, end: float, latencies: list[float]) -> 
         "ack_p50_ms": 1000 * _percentile(latencies, 0.50),
         "ack_p99_ms": 1000 * _percentile(latencies, 0.99),
         "batches": len(latencies),
+        "cpu_us_per_record": {k: 1e6 * v / records for k, v in cpu.items()},
     }
+
+
+def _cpu_seconds(pid: int) -> float:
+    import psutil  # Ray's own dependency
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 # -- in-process ---------------------------------------------------------------------------
 
 
-def _feed_here(graph: Any, path: Path, batch: int, out: dict[str, Any]) -> None:
-    import chronoray as cr
-
-    updates = list(cr.SnapEdgeSource(path).read())
+def _feed_here(graph: Any, path: Path, updates: list[Any], batch: int, out: dict[str, Any]) -> None:
     latencies = []
     with graph.feeding(path.name) as pump:
         out["start"] = time.time()
@@ -88,24 +95,31 @@ def _feed_here(graph: Any, path: Path, batch: int, out: dict[str, Any]) -> None:
 
 
 def _in_process(graph: Any, parts: list[Path], batch: int) -> dict[str, Any]:
+    import chronoray as cr
+
     outs: list[dict[str, Any]] = [{} for _ in parts]
     threads = [
-        threading.Thread(target=_feed_here, args=(graph, path, batch, out))
+        threading.Thread(
+            target=_feed_here,
+            args=(graph, path, list(cr.SnapEdgeSource(path).read()), batch, out),
+        )
         for path, out in zip(parts, outs, strict=True)
     ]
+    cpu = time.process_time()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return _combined(outs)
+    return _combined(outs, {"driver": time.process_time() - cpu})
 
 
-def _combined(outs: list[dict[str, Any]]) -> dict[str, Any]:
+def _combined(outs: list[dict[str, Any]], cpu: dict[str, float]) -> dict[str, Any]:
     return _summary(
         sum(o["records"] for o in outs),
         min(o["start"] for o in outs),
         max(o["end"] for o in outs),
         [x for o in outs for x in o["latencies"]],
+        cpu,
     )
 
 
@@ -123,15 +137,16 @@ def _client(address: str, token_file: str, path: str, batch: int, go: str) -> No
         Path(f"{path}.ready").touch()
         while not Path(go).exists():
             time.sleep(0.01)
-        start = time.time()
+        start, cpu = time.time(), time.process_time()
         result = client.ingest(updates, name=Path(path).name, batch_size=batch)
-        end = time.time()
+        end, cpu = time.time(), time.process_time() - cpu
     print(
         json.dumps(
             {
                 "records": result.sent,
                 "start": start,
                 "end": end,
+                "cpu": cpu,
                 "latencies": result.ack_latencies,
             }
         )
@@ -139,7 +154,7 @@ def _client(address: str, token_file: str, path: str, batch: int, go: str) -> No
 
 
 def _through_gateway(
-    address: str, token_file: Path, parts: list[Path], batch: int, workdir: Path
+    address: str, token_file: Path, parts: list[Path], batch: int, workdir: Path, pid: int
 ) -> dict[str, Any]:
     go = workdir / f"go-{time.monotonic_ns()}"
     clients = [
@@ -155,6 +170,7 @@ def _through_gateway(
         if any(c.poll() is not None for c in clients):
             raise RuntimeError("a client process ended before it was ready")
         time.sleep(0.05)
+    gateway_cpu = _cpu_seconds(pid)
     go.touch()
     outs = []
     for client in clients:
@@ -162,16 +178,21 @@ def _through_gateway(
         if client.returncode != 0:
             raise RuntimeError(f"a client process failed ({client.returncode})")
         outs.append(json.loads(out.strip().splitlines()[-1]))
+    gateway_cpu = _cpu_seconds(pid) - gateway_cpu
     for path in parts:
         Path(f"{path}.ready").unlink()
-    return _combined(outs)
+    return _combined(outs, {"clients": sum(o["cpu"] for o in outs), "gateway": gateway_cpu})
 
 
 def _trial(
     mode: str, parts: list[Path], batch: int, workdir: Path, token_file: Path
 ) -> dict[str, Any]:
+    import ray
+
     import chronoray as cr
+    from chronoray.controller import graph_namespace
     from chronoray.gateway import GatewaySettings, start_gateway_actor, stop_gateway_actor
+    from chronoray.gateway.server import GATEWAY_ACTOR
     from chronoray.testing import free_port
 
     name = f"bench-{mode.replace(' ', '')}-{len(parts)}-{time.monotonic_ns()}"
@@ -183,7 +204,9 @@ def _trial(
         settings = GatewaySettings(port=port, token_file=str(token_file))
         start_gateway_actor(name, settings)
         try:
-            return _through_gateway(f"127.0.0.1:{port}", token_file, parts, batch, workdir)
+            actor = ray.get_actor(GATEWAY_ACTOR, namespace=graph_namespace(name))
+            pid = ray.get(actor.pid.remote())
+            return _through_gateway(f"127.0.0.1:{port}", token_file, parts, batch, workdir, pid)
         finally:
             stop_gateway_actor(name)
     finally:
@@ -267,15 +290,19 @@ def _table(result: dict[str, Any]) -> str:
         f"Median of {result['trials']} interleaved trials per mode (machine: "
         f"{result['machine']['cpus']} CPUs, shared by the shards, the gateway, the clients and"
         " the driver). A batch is acknowledged once its records are logged; its latency is from"
-        " handing it over to its acknowledgement.",
+        " handing it over to its acknowledgement. CPU time per update of the processes that"
+        " feed (the shards' own, the same in every mode, is not counted): the driver"
+        " in-process; the client processes and the gateway through gRPC.",
         "",
-        "| mode | updates/s | ack p50 (ms) | ack p99 (ms) | seconds | trials (updates/s) |",
-        "|---|---:|---:|---:|---:|---|",
+        "| mode | updates/s | ack p50 (ms) | ack p99 (ms) | seconds | CPU us/update "
+        "(feeding side) | trials (updates/s) |",
+        "|---|---:|---:|---:|---:|---|---|",
     ]
     for name, run in result["runs"].items():
+        cpu = ", ".join(f"{k} {v:.1f}" for k, v in run["cpu_us_per_record"].items())
         lines.append(
             f"| {name} | {run['rate']:,.0f} | {run['ack_p50_ms']:.1f} | {run['ack_p99_ms']:.1f} "
-            f"| {run['seconds']:.2f} | {', '.join(f'{r:,}' for r in run['trial_rates'])} |"
+            f"| {run['seconds']:.2f} | {cpu} | {', '.join(f'{r:,}' for r in run['trial_rates'])} |"
         )
     lines += ["", "| ratio | value |", "|---|---:|"]
     lines += [f"| {k} | {v:.2f} |" for k, v in result["ratios"].items()]

@@ -27,6 +27,7 @@ gateway actor stops too.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -242,6 +243,10 @@ class GatewayActor:
     def describe(self) -> str:
         """One line: graph, address, TLS, authentication."""
         return self.gateway.describe()
+
+    def pid(self) -> int:
+        """The actor's process id (benchmarks read its CPU time; tests may kill it)."""
+        return os.getpid()
 
     def stop(self, grace: float | None = None) -> None:
         """Stop the server gracefully, then the actor."""
