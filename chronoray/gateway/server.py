@@ -26,6 +26,7 @@ gateway actor stops too.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import signal
@@ -146,11 +147,15 @@ class Gateway:
         return f"{host}:{self.port}"
 
     def describe(self) -> str:
-        """One line: graph, address, TLS, authentication."""
+        """One line: graph, address, TLS, authentication (and a warning when a token would
+        travel in clear beyond this machine)."""
         s = self.settings
         auth = "token authentication" if self.token else "NO authentication"
         where = "TLS" if s.tls else "plaintext"
-        return f"serving graph {self.graph.name or '?'} on {self.address} ({where}, {auth})"
+        line = f"serving graph {self.graph.name or '?'} on {self.address} ({where}, {auth})"
+        if self.token and not s.tls and not _loopback(s.host):
+            line += "; WARNING: the token travels in clear, use --tls-cert/--tls-key"
+        return line
 
     def start(self) -> Gateway:
         """Start serving; returns self."""
@@ -198,6 +203,13 @@ class Gateway:
                 return
             serving = status.NOT_SERVING if problems else status.SERVING
             self.health.set(SERVICE_NAME, serving)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def serve(
