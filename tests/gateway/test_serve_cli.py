@@ -140,3 +140,63 @@ def test_serve_as_an_actor_of_the_graph_lives_as_long_as_the_graph(cli_graph):
             break
         assert time.monotonic() < deadline, "the gateway actor outlived its graph"
         time.sleep(0.2)
+
+
+_README_CLIENT = """
+import chronoray as cr
+from chronoray.client import GatewayClient
+
+with GatewayClient("ADDRESS") as client:
+    client.ingest(cr.SnapEdgeSource("DATA"))
+    client.ingest([cr.Update.add_edge(1, 2, 1098777142, weight=3)], name="corrections")
+    print(client.stats()["edges"], client.vertex(1, at=1090000000)["state"])
+    print(client.out_edges(1), client.history(9, 1085000000, 1090000000)[:2])
+    snap = client.snapshot(at=1090000000)
+    print(snap.meta["edges"], snap.edges_path)
+    with client.subscribe(types="TemporalVertex", predicate="created", since=0) as stream:
+        for item in stream:
+            print(item.vertex, item.state)
+            break
+    print(client.analyze("degrees", at=1090000000, top=3).top)
+"""
+
+
+@pytest.mark.long
+def test_serve_as_a_ray_job_with_the_readme_client(tmp_path):
+    """The README's way: a real Ray head, the graph started and served by `ray job submit`
+    jobs, the README's Python client against it, `ray job stop` ending the server."""
+    from chronoray.testing import RayHead
+
+    port = free_port()
+    token = tmp_path / "token"
+    token.write_text("job-token\n")
+    with RayHead(num_cpus=2) as head:
+        logs = str(tmp_path / "college-logs")
+        started = head.submit("chronoray", "start", "college", "--shards", "2", "--log-dir", logs)
+        assert started.returncode == 0, started.stdout + started.stderr
+        job = head.run(
+            "ray", "job", "submit", "--address", head.dashboard, "--no-wait", "--",
+            "chronoray", "serve", "--graph", "college", "--port", str(port),
+            "--token-file", str(token), "--output-dir", str(tmp_path / "out"),
+        )  # fmt: skip
+        assert job.returncode == 0, job.stdout + job.stderr
+        job_id = re.search(r"raysubmit_\w+", job.stdout)[0]
+        address = f"127.0.0.1:{port}"
+        _wait_serving(address, token)
+        script = _README_CLIENT.replace("ADDRESS", address).replace("DATA", str(collegemsg_path()))
+        ran = subprocess.run(
+            [sys.executable, "-c", script],
+            env=dict(head.env, CHRONORAY_GATEWAY_TOKEN_FILE=str(token)),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        lines = ran.stdout.splitlines()
+        assert lines[0].startswith("20296 ")  # the correction's pair existed already
+        assert lines[2].startswith("18385 ") and lines[2].endswith("edges.parquet")
+        stopped = head.run("ray", "job", "stop", "--address", head.dashboard, job_id)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+        logs_out = head.run("ray", "job", "logs", "--address", head.dashboard, job_id).stdout
+        assert f"serving graph college on {address}" in " ".join(logs_out.split())
+        assert head.submit("chronoray", "stop", "college").returncode == 0
