@@ -40,6 +40,7 @@ from ephemeral import (
     LiveComputation,
     LivePageRank,
     Notification,
+    StreamPosition,
     Subscription,
     WeaklyConnectedComponents,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "SnapshotNotReady",
     "SourceBusy",
     "Source",
+    "StreamPosition",
     "Subscription",
     "TemporalVertex",
     "Update",

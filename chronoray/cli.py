@@ -121,6 +121,49 @@ def cut_options(function: _F) -> _F:
     )
 
 
+def server_options(function: _F) -> _F:
+    """``--server``, ``--token-file``, ``--tls-ca``: reach a graph through a gRPC gateway
+    (``chronoray serve``) instead of joining its Ray cluster."""
+    function = click.option(
+        "--tls-ca",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="CHRONORAY_GATEWAY_TLS_CA",
+        show_envvar=True,
+        default=None,
+        help="--server: PEM certificate(s) to trust; the gateway speaks TLS.",
+    )(function)
+    function = click.option(
+        "--token-file",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="CHRONORAY_GATEWAY_TOKEN_FILE",
+        show_envvar=True,
+        default=None,
+        help="--server: file holding the gateway's token [default: CHRONORAY_GATEWAY_TOKEN, "
+        "else ~/.chronoray/gateway-token].",
+    )(function)
+    return click.option(
+        "--server",
+        envvar="CHRONORAY_SERVER",
+        show_envvar=True,
+        default=None,
+        metavar="HOST:PORT",
+        help="A gateway (chronoray serve) in front of a running graph; instead of --graph.",
+    )(function)
+
+
+def _client(server: str, token_file: Path | None, tls_ca: Path | None) -> Any:
+    from chronoray.client import GatewayClient
+
+    return GatewayClient(server, token_file=token_file, tls_ca=tls_ca)
+
+
+def _only_with_server(**given: Any) -> None:
+    """Refuse graph options next to ``--server`` (the gateway decides them)."""
+    used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value]
+    if used:
+        raise click.UsageError(f"{', '.join(used)} cannot be used with --server")
+
+
 @dataclass
 class _Settings:
     """What the group's options set, for every command."""
@@ -338,6 +381,89 @@ def stop(settings: _Settings, name: str) -> None:
     console.print(f"stopped graph [bold]{name}[/]; its logs stay in {graph.log_dir}")
 
 
+# -- network gateway ----------------------------------------------------------------------
+
+
+def _gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[_F], _F]:
+    """An option that sets the ``GatewaySettings`` field ``field``, read from the same
+    env name (``CHRONORAY_GATEWAY_<FIELD>``) and, below both, the settings file's
+    ``[gateway]`` table."""
+    return click.option(
+        *decls,
+        field,
+        envvar=env_name(field, "CHRONORAY_GATEWAY_"),
+        show_envvar=True,
+        default=None,
+        show_default=False,
+        **kwargs,
+    )
+
+
+@main.command()
+@graph_option
+@_gateway_setting("host", "--host", help="Address to listen on [default: 127.0.0.1].")
+@_gateway_setting("port", "--port", type=click.IntRange(0, 65535), help="Port [default: 50051].")
+@_gateway_setting(
+    "auth", "--auth/--no-auth", help="Token authentication [default: on; --no-auth: off]."
+)
+@_gateway_setting(
+    "token_file",
+    "--token-file",
+    type=click.Path(dir_okay=False),
+    help="File holding the token [default: ~/.chronoray/gateway-token, made if missing].",
+)
+@_gateway_setting(
+    "tls_cert",
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    help="PEM certificate chain; with --tls-key the gateway speaks TLS only.",
+)
+@_gateway_setting(
+    "tls_key", "--tls-key", type=click.Path(exists=True, dir_okay=False), help="Its PEM key."
+)
+@_gateway_setting(
+    "max_message_bytes", "--max-message-bytes", type=int, help="Largest message [16 MiB]."
+)
+@_gateway_setting(
+    "rate_limit", "--rate-limit", type=float, help="Requests/s per client address [1000]."
+)
+@_gateway_setting(
+    "output_dir",
+    "--output-dir",
+    help="Where snapshots and analyses asked for are written [chronoray-gateway].",
+)
+@_gateway_setting("grace", "--grace", type=float, help="Seconds calls get at shutdown [10].")
+@click.option("--detach", is_flag=True, help="Run the gateway as a Ray actor of the graph.")
+@click.option("--stop", "stop_actor", is_flag=True, help="Stop the graph's gateway actor.")
+@click.pass_obj
+def serve(
+    settings: _Settings, graph_name: str | None, detach: bool, stop_actor: bool, **given: Any
+) -> None:
+    """Serve a running graph over gRPC (chronoray.v1: ingestion, queries, snapshots,
+    subscriptions, analyses) until Ctrl-C or the graph stops; or, with --detach, from a
+    Ray actor of the graph that lives as long as it does."""
+    from chronoray import gateway
+
+    if graph_name is None:
+        raise click.UsageError("give --graph NAME (a running graph; see chronoray ls)")
+    config = settings.config()
+    if stop_actor:
+        found = gateway.stop_gateway_actor(graph_name, config)
+        console.print(f"stopped the gateway of {graph_name}" if found else "no gateway actor")
+        return
+    gateway_settings = gateway.GatewaySettings.load(settings.config_file, **given)
+    if detach:
+        line = gateway.start_gateway_actor(graph_name, gateway_settings, config)
+        console.print(f"{line}, from a Ray actor (chronoray serve --graph {graph_name} --stop)")
+        return
+    served = gateway.serve(graph_name, gateway_settings, config, announce=console.print)
+    counters = served.service.counters
+    console.print(
+        f"stopped: {counters.records:,} records in {counters.batches:,} batches acknowledged"
+    )
+    _note_logs()
+
+
 # -- ingestion ----------------------------------------------------------------------------
 
 
@@ -365,6 +491,13 @@ def stop(settings: _Settings, name: str) -> None:
     is_flag=True,
     help="Start the source actor and return (named graphs; see chronoray ls).",
 )
+@server_options
+@click.option(
+    "--records-per-batch",
+    type=click.IntRange(min=1),
+    default=1000,
+    help="--server: records per batch (each acknowledged once logged).",
+)
 def ingest(
     path: Path,
     fmt: str,
@@ -375,14 +508,27 @@ def ingest(
     rejects: Path | None,
     source_id: str | None,
     detach: bool,
+    server: str | None,
+    token_file: Path | None,
+    tls_ca: Path | None,
+    records_per_batch: int,
 ) -> None:
     """Ingest an edge file into a running graph (--graph) or the graph persisted in
-    LOG_DIR (created if new), through a source actor in the cluster."""
+    LOG_DIR (created if new), through a source actor in the cluster; or through a gateway
+    (--server), resuming after what the graph logged of this source already."""
     from chronoray.sources import MalformedRecord, open_source
 
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
     source = open_source(path, fmt, name=source_id)  # type: ignore[arg-type]
+    if server is not None:
+        _only_with_server(
+            graph=graph_name, log_dir=log_dir, shards=shards, detach=detach, rejects=rejects
+        )
+        if on_error != "raise":
+            raise click.UsageError("--on-error skip cannot be used with --server")
+        _ingest_through(server, _client(server, token_file, tls_ca), source, records_per_batch)
+        return
     if on_error == "skip" and rejects is None:
         rejects = (log_dir or Path(".")) / "rejects.tsv"
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
@@ -410,15 +556,71 @@ def ingest(
     console.print(_stats_table(stats.as_dict()))
 
 
+def _ingest_through(server: str, client: Any, source: Any, batch: int) -> None:
+    """``ingest --server``: feed ``source`` through the gateway with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from chronoray.ingest import count_lines
+    from chronoray.sources import MalformedRecord
+
+    total = count_lines(source.path) if hasattr(source, "path") else None
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with client, Progress(*columns, console=_err, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task(f"ingest {source.name} via {server}", total=total)
+        try:
+            result = client.ingest(
+                source,
+                batch_size=batch,
+                retry=30.0,
+                on_ack=lambda ack: bar.update(task, completed=ack.through_offset),
+            )
+        except MalformedRecord as exc:
+            _err.print(f"[red]error:[/] malformed record at {exc}")
+            _err.print("everything before it was ingested; nothing after it")
+            sys.exit(2)
+        stats = client.stats()
+    console.print(
+        f"ingested {result.sent - result.skipped:,} new records of {result.source} through "
+        f"{server} in {result.seconds:.1f} s ({result.rate:,.0f}/s): {result.batches:,} "
+        f"batches, each acknowledged once logged; resumed after offset "
+        f"{result.resumed_after:,} ({result.skipped:,} records sent again were applied already)"
+    )
+    console.print(_stats_table(stats))
+
+
 # -- queries ------------------------------------------------------------------------------
 
 
 @main.command()
 @graph_option
 @log_dir_option()
+@server_options
 @json_option
-def stats(graph_name: str | None, log_dir: Path | None, as_json: bool) -> None:
-    """Vertex and edge totals, per shard, of a running graph or the one in LOG_DIR."""
+def stats(
+    graph_name: str | None,
+    log_dir: Path | None,
+    server: str | None,
+    token_file: Path | None,
+    tls_ca: Path | None,
+    as_json: bool,
+) -> None:
+    """Vertex and edge totals, per shard, of a running graph (--graph, or --server through
+    a gateway) or the one in LOG_DIR."""
+    if server is not None:
+        _only_with_server(graph=graph_name, log_dir=log_dir)
+        with _client(server, token_file, tls_ca) as client:
+            result = client.stats()
+        if as_json:
+            click.echo(json.dumps(result, indent=2))
+            return
+        console.print(_stats_table(result))
+        g = result["gateway"]
+        console.print(
+            f"gateway {server} (graph {result['graph']}): {g['ingest_streams']} ingestion "
+            f"stream(s), {g['subscriptions']} subscription(s) open; {g['records']:,} records "
+            f"in {g['batches']:,} batches acknowledged"
+        )
+        return
     with _graph(graph_name, log_dir) as graph:
         result = graph.stats().as_dict()
         problems = graph.status().describe() if graph_name else []
@@ -780,6 +982,11 @@ def live(
 @click.option("--type", "types", multiple=True, help="Only vertices of this type (repeatable).")
 @click.option("--vertex", "vertices", multiple=True, help="Only this vertex id (repeatable).")
 @click.option(
+    "--predicate",
+    default=None,
+    help="Only updates passing this registered predicate (created, deleted, changed).",
+)
+@click.option(
     "--since",
     type=float,
     default=None,
@@ -788,6 +995,7 @@ def live(
 )
 @click.option("--limit", type=int, default=None, help="Stop after this many notifications.")
 @click.option("--buffer", type=int, default=10_000, help="Per-shard buffer.")
+@server_options
 @json_option(help="One JSON object per line.")
 def subscribe(
     graph_name: str | None,
@@ -796,20 +1004,45 @@ def subscribe(
     fmt: str,
     types: tuple[str, ...],
     vertices: tuple[str, ...],
+    predicate: str | None,
     since: float | None,
     limit: int | None,
     buffer: int,
+    server: str | None,
+    token_file: Path | None,
+    tls_ca: Path | None,
     as_json: bool,
 ) -> None:
     """Print a notification stream of vertex updates: replayed from the logs (--since),
-    and/or live while --ingest feeds a file (or, with --graph, while others ingest)."""
+    and/or live while --ingest feeds a file (or, with --graph or --server, while others
+    ingest)."""
+    from chronoray.gateway.predicates import PREDICATES
     from chronoray.sources import open_source
 
+    ids = [_vertex_id(v) for v in vertices] or None
+    if predicate is not None and predicate not in PREDICATES:
+        raise click.BadParameter(
+            f"{predicate!r}; registered: {', '.join(sorted(PREDICATES))}", param_hint="--predicate"
+        )
+    if server is not None:
+        _only_with_server(graph=graph_name, log_dir=log_dir, ingest=ingest_path)
+        with _client(server, token_file, tls_ca) as client:
+            with client.subscribe(types, ids, predicate, since=since, buffer=buffer) as remote:
+                for printed, item in enumerate(remote, start=1):
+                    _print_notification(item, as_json)
+                    if limit is not None and printed >= limit:
+                        break
+        return
     if ingest_path is None and since is None and graph_name is None:
         since = float("-inf")
     with _graph(graph_name, log_dir, create=True) as graph:
-        ids = [_vertex_id(v) for v in vertices] or None
-        sub = graph.subscribe(types=list(types) or None, ids=ids, buffer=buffer, since=since)
+        sub = graph.subscribe(
+            types=list(types) or None,
+            ids=ids,
+            predicate=None if predicate is None else PREDICATES[predicate],
+            buffer=buffer,
+            since=since,
+        )
         job = None
         if ingest_path is not None:
             job = graph.ingest(open_source(ingest_path, fmt), wait=False)  # type: ignore[arg-type]

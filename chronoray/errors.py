@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "ClusterUnreachable",
+    "GatewayError",
     "GraphExists",
     "GraphNotFound",
     "LogDirInUse",
@@ -48,8 +49,23 @@ class ClusterUnreachable(ConnectionError):
     """No Ray cluster answers at the address given."""
 
 
+class GatewayError(RuntimeError):
+    """A gateway refused a call or could not be reached: ``code`` is the gRPC status code's
+    name (``NOT_FOUND``, ``INVALID_ARGUMENT``, ``UNAUTHENTICATED``, ``UNAVAILABLE``...),
+    ``details`` what the server (or gRPC) said."""
+
+    def __init__(self, code: str, details: str) -> None:
+        super().__init__(code, details)
+        self.code = code
+        self.details = details
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.details}"
+
+
 USER_ERRORS = (
     ClusterUnreachable,
+    GatewayError,
     GraphExists,
     GraphNotFound,
     LogDirInUse,

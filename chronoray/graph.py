@@ -36,6 +36,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -76,7 +77,7 @@ from ephemeral.live import (
     start_computation,
     subscribe,
 )
-from ephemeral.notify import NotificationFilter, StatePredicate
+from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
 from shards.core import VertexNotFound, source_channel
 from shards.progress import Progress
 from shards.routing import shard_of
@@ -444,10 +445,9 @@ class GraphCluster:
         if progress is True and total is None and isinstance(path, Path):
             total = count_lines(path)
         reject_path = None if rejects is None else str(Path(rejects).resolve())
-        if not ray.get(self._controller.open_source.remote(source.name)):
-            raise SourceBusy(f"source {source.name!r} is already feeding this graph")
         if in_driver:
             return self._ingest_here(source, on_error, reject_path, progress, total, on_batch)
+        self._open_source(source.name)
         c = self.config
         actor = (
             ray.remote(SourceActor)
@@ -487,26 +487,46 @@ class GraphCluster:
         total: int | None,
         on_batch: Callable[[int], None] | None,
     ) -> IngestReport:
-        c = self.config
-        pump = FeedPump.resume(
-            source.name, self._shards, self._controller, c.batch_size, c.max_inflight
-        )
-        pump.on_batch = on_batch
-        self._pumps[source.name] = pump
         final: dict[str, Any] = {"report": None, "error": None}
-        try:
+        with self.feeding(source.name, final) as pump:
+            pump.on_batch = on_batch
             with ingest_reporter(progress, source.name, total) as bar:
                 report, error = feed_source(
                     pump, source, on_error, rejects, lambda n: bar(dict(pump.progress(), read=n))
                 )
             final["report"] = report.as_dict()
-        finally:
-            del self._pumps[source.name]
-            ray.get(self._controller.close_source.remote(source.name, final))
         self.wait_idle()
         if error is not None:
             raise error
         return report
+
+    def _open_source(self, name: str) -> None:
+        if not ray.get(self._controller.open_source.remote(name)):
+            raise SourceBusy(f"source {name!r} is already feeding this graph")
+
+    @contextmanager
+    def feeding(self, name: str, final: dict[str, Any] | None = None) -> Iterator[FeedPump]:
+        """Feed source ``name`` from this process (the gRPC gateway feeds its streams this
+        way): the source is registered with the graph's controller (:class:`SourceBusy`
+        if a source of that name is feeding already), and the
+        :class:`~chronoray.ingest.FeedPump` yielded skips every update the shards applied
+        already. ``pump.run(updates, tick)`` returns once all of ``updates`` are
+        logged; it can be called again with the next ones. Meanwhile a time snapshot
+        through this handle asks the pump how far the source has read. On exit the source
+        is closed (its frontier no longer holds messages back) with ``final`` as its
+        report."""
+        self._open_source(name)
+        try:
+            c = self.config
+            pump = FeedPump.resume(
+                name, self._shards, self._controller, c.batch_size, c.max_inflight
+            )
+            self._pumps[name] = pump
+            yield pump
+        finally:
+            self._pumps.pop(name, None)
+            report = final if final is not None else {"report": None, "error": None}
+            ray.get(self._controller.close_source.remote(name, report))
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until no message is pending anywhere: two consecutive rounds of shard
@@ -822,15 +842,19 @@ class GraphCluster:
         *,
         buffer: int = 10_000,
         since: float | None = None,
+        resume: StreamPosition | None = None,
     ) -> Subscription:
         """A notification stream of vertex updates: all of them, or only of vertex
         ``types``, of vertex ``ids``, and/or those where ``predicate(old_state,
         new_state)`` holds. Per vertex in log order; each shard buffers at most ``buffer``
         items per subscription and tells a slow consumer how many it missed
         (``Lagged``). ``since=T`` replays from the logs every update with event time
-        ``>= T`` first, then continues live. Close it when done."""
+        ``>= T`` first, then continues live. ``resume=`` the ``position`` of an earlier
+        stream with the same filter goes on where it stood: what came after it is replayed
+        from the logs, then the stream is live (nothing missed, nothing repeated). Close
+        it when done."""
         spec = NotificationFilter.of(types, ids, predicate)
-        return subscribe(self._live, spec, buffer, since)
+        return subscribe(self._live, spec, buffer, since, resume)
 
     def index(self, name: str) -> Index:
         """The secondary index ``name`` declared by a vertex class (``indexes`` class
