@@ -21,6 +21,7 @@ from chronoray.graph import (
     ShardsUnavailable,
     SnapshotNotReady,
     SourceBusy,
+    SourceMismatch,
 )
 from chronoray.protocol import Graph
 from chronoray.sources import (
@@ -89,6 +90,7 @@ __all__ = [
     "SnapshotMeta",
     "SnapshotNotReady",
     "SourceBusy",
+    "SourceMismatch",
     "Source",
     "Subscription",
     "TemporalVertex",

@@ -27,7 +27,7 @@ from typing import Any
 
 import ray
 
-__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stop_spark"]
+__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stderr_to", "stop_spark"]
 
 JDK17_JAVA_OPTIONS = " ".join(
     [
@@ -93,7 +93,7 @@ def spark_session(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }
-    with _stderr_to(log_file):  # the JVM starts now and keeps the stderr it gets
+    with stderr_to(log_file):  # the JVM starts now and keeps the stderr it gets
         _session = raydp.init_spark(
             _APP_NAME,
             num_executors=executors,
@@ -108,7 +108,7 @@ def spark_session(
 
 
 @contextlib.contextmanager
-def _stderr_to(path: str | Path | None) -> Iterator[None]:
+def stderr_to(path: str | Path | None) -> Iterator[None]:
     """Point file descriptor 2 at ``path`` (appending) for the block; processes started
     meanwhile keep it."""
     if path is None:
