@@ -320,9 +320,62 @@ def stop(settings: _Settings, name: str) -> None:
 # -- ingestion ----------------------------------------------------------------------------
 
 
+def _columns(text: str | None) -> dict[str, str]:
+    """``--props a,w=b``: property name -> column (a bare column is its own name)."""
+    pairs = [part.strip() for part in (text or "").split(",") if part.strip()]
+    return dict((p.split("=", 1) if "=" in p else (p, p)) for p in pairs)  # type: ignore[misc]
+
+
+def spark_table_options(function: _F) -> _F:
+    """``--spark FILE_OR_DIR`` and the columns that make an update of its rows."""
+    options = [
+        click.option(
+            "--spark",
+            "spark_path",
+            type=click.Path(exists=True, path_type=Path),
+            default=None,
+            help="Read this Parquet or CSV file or directory with Spark (in the cluster) and "
+            "ingest its rows through the object store; instead of PATH.",
+        ),
+        click.option("--src", default=None, help="--spark: column of the edge's source."),
+        click.option("--dst", default=None, help="--spark: column of the edge's target."),
+        click.option("--time", "time_col", default=None, help="--spark: event time column."),
+        click.option("--kind", default=None, help="--spark: column of update kinds."),
+        click.option(
+            "--props", default=None, help="--spark: property columns, comma-separated (NAME=COL)."
+        ),
+        click.option(
+            "--ids",
+            type=click.Choice(["int", "str"]),
+            default="int",
+            help="--spark: vertex ids as integers (text ids checked) or as text.",
+        ),
+        click.option(
+            "--parts", type=int, default=None, help="--spark: source actors [default: shards]."
+        ),
+        click.option(
+            "--header/--no-header",
+            default=True,
+            help="--spark csv: the first line names the columns (else _c0, _c1, ...).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@format_option
+@click.argument(
+    "path", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([*_FORMATS, "parquet", "csv"]),
+    default=None,
+    help="PATH: snap or bitcoin-csv [default: snap]; --spark: parquet or csv [default: parquet].",
+)
+@spark_table_options
 @shards_option
 @graph_option
 @log_dir_option(exists=False)
@@ -330,13 +383,15 @@ def stop(settings: _Settings, name: str) -> None:
     "--on-error",
     type=click.Choice(["raise", "skip"]),
     default="raise",
-    help="raise: stop at a malformed record; skip: count it and write it to --rejects.",
+    help="raise: stop at a malformed record (--spark: refuse the whole table); skip: count it "
+    "and write it to --rejects.",
 )
 @click.option(
     "--rejects",
     type=click.Path(path_type=Path),
     default=None,
-    help="File for skipped records [default: LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph].",
+    help="File for skipped records [default: LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph; "
+    "--spark: a Parquet table, rejects.parquet].",
 )
 @click.option("--source-id", default=None, help="Source name [default: file name].")
 @click.option(
@@ -345,8 +400,9 @@ def stop(settings: _Settings, name: str) -> None:
     help="Start the source actor and return (named graphs; see chronoray ls).",
 )
 def ingest(
-    path: Path,
-    fmt: str,
+    path: Path | None,
+    fmt: str | None,
+    spark_path: Path | None,
     shards: int | None,
     graph_name: str | None,
     log_dir: Path | None,
@@ -354,16 +410,37 @@ def ingest(
     rejects: Path | None,
     source_id: str | None,
     detach: bool,
+    **table: Any,
 ) -> None:
-    """Ingest an edge file into a running graph (--graph) or the graph persisted in
-    LOG_DIR (created if new), through a source actor in the cluster."""
+    """Ingest an edge file (PATH), or a table Spark reads (--spark), into a running graph
+    (--graph) or the graph persisted in LOG_DIR (created if new), through source actors in
+    the cluster."""
     from chronoray.sources import MalformedRecord, open_source
 
+    if (path is None) == (spark_path is None):
+        raise click.UsageError("give an edge file PATH or --spark FILE_OR_DIR (one of them)")
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
-    source = open_source(path, fmt, name=source_id)  # type: ignore[arg-type]
     if on_error == "skip" and rejects is None:
-        rejects = (log_dir or Path(".")) / "rejects.tsv"
+        name = "rejects.tsv" if spark_path is None else "rejects.parquet"
+        rejects = (log_dir or Path(".")) / name
+    if spark_path is not None:
+        _ingest_table(
+            spark_path,
+            fmt,
+            shards,
+            graph_name,
+            log_dir,
+            on_error,
+            rejects,
+            source_id,
+            detach,
+            table,
+        )
+        return
+    if fmt in ("parquet", "csv"):
+        raise click.UsageError(f"--format {fmt} reads a table with Spark: give it with --spark")
+    source = open_source(path, fmt or "snap", name=source_id)  # type: ignore[arg-type]
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
         try:
             report = graph.ingest(
@@ -385,6 +462,73 @@ def ingest(
         f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
         f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
         + (f" (written to {rejects})" if report.rejected else "")
+    )
+    console.print(_stats_table(stats.as_dict()))
+
+
+def _ingest_table(
+    path: Path,
+    fmt: str | None,
+    shards: int | None,
+    graph_name: str | None,
+    log_dir: Path | None,
+    on_error: str,
+    rejects: Path | None,
+    source_id: str | None,
+    detach: bool,
+    table: dict[str, Any],
+) -> None:
+    """``ingest --spark``: Spark reads the table, checks, parts and orders its rows, and
+    source actors feed the parts (see ``GraphCluster.ingest_spark``)."""
+    from chronoray.sources import MalformedRecord
+    from spark_bridge.ingest import read_table
+
+    fmt = fmt or "parquet"
+    if fmt not in ("parquet", "csv"):
+        raise click.UsageError(f"--spark reads parquet or csv tables, not {fmt}")
+    if detach:
+        raise click.UsageError(
+            "--detach cannot be used with --spark: the rows stay in this "
+            "process's object store until they are ingested"
+        )
+    missing = [
+        f"--{n}"
+        for n, key in (("src", "src"), ("dst", "dst"), ("time", "time_col"))
+        if not table[key]
+    ]
+    if missing:
+        raise click.UsageError(f"--spark needs the columns {', '.join(missing)}")
+    with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
+        with console.status("Spark: reading the table (the first start takes ~10 s)"):
+            frame = read_table(graph.spark(), str(path), fmt, table["header"])  # type: ignore[arg-type]
+        try:
+            with console.status("Spark: checking, parting and ordering the rows"):
+                job = graph.ingest_spark(
+                    frame,
+                    src=table["src"],
+                    dst=table["dst"],
+                    time=table["time_col"],
+                    kind=table["kind"],
+                    props=_columns(table["props"]),
+                    source=source_id or path.name,
+                    ids=table["ids"],
+                    parts=table["parts"],
+                    on_error=on_error,  # type: ignore[arg-type]
+                    rejects=rejects,
+                    wait=False,
+                )
+            report = job.wait(progress=sys.stderr.isatty())
+        except MalformedRecord as exc:
+            _err.print(f"[red]error:[/] bad row at {exc}")
+            _err.print("nothing was ingested (see --on-error skip)")
+            sys.exit(2)
+        graph.wait_idle()
+        stats = graph.stats()
+    console.print(
+        f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
+        f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s); "
+        f"rejected {report.rejected:,}"
+        + (f" (written to {report.rejects})" if report.rejects else "")
     )
     console.print(_stats_table(stats.as_dict()))
 

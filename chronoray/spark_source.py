@@ -216,8 +216,7 @@ def start_spark_ingest(
             source,
             bad.row,
             bad.text,
-            f"{bad.reason} (row {bad.row} of the DataFrame; {prepared.rejected:,} bad rows in "
-            "all, nothing ingested)",
+            f"{bad.reason} ({prepared.rejected:,} bad rows in all; nothing ingested)",
         )
     names = {p: part_source_name(source, p, parts, prepared.fingerprint) for p in prepared.blocks}
     _check_same_data(graph, source, parts, prepared.fingerprint)
