@@ -370,17 +370,15 @@ def _kind(frame: DataFrame, columns: UpdateColumns) -> tuple[Column, Column]:
 
 def _checked(frame: DataFrame, columns: UpdateColumns) -> DataFrame:
     """The rows as converted values, each with the first reason it is bad (or null), its
-    position tag and the raw fields of the columns used."""
+    position tag and, for bad rows only, the raw fields of the columns used (what is
+    cached stays narrow)."""
     src, src_problem = _id(frame, columns.src, columns.ids, "source")
     kind, kind_problem = _kind(frame, columns)
     ts, time_problem = _event_time(frame, columns.time)
     checks = [F.when(_col(columns.src).isNull(), "source id is null"), src_problem, kind_problem]
-    selected = [
-        F.monotonically_increasing_id().alias(_MID),
-        src.alias(_SRC),
-        ts.alias(_TIME),
-        kind.alias(_KIND),
-    ]
+    selected = [F.monotonically_increasing_id().alias(_MID), src.alias(_SRC), ts.alias(_TIME)]
+    if columns.kind is not None:
+        selected.append(kind.alias(_KIND))
     if columns.dst is not None:
         dst, dst_problem = _id(frame, columns.dst, columns.ids, "target")
         selected.append(dst.alias(_DST))
@@ -394,8 +392,10 @@ def _checked(frame: DataFrame, columns: UpdateColumns) -> DataFrame:
                 "are numbers, strings or booleans"
             )
         selected.append(_col(name).alias(BlockLayout.prop_column(i)))
-    selected.append(F.coalesce(*checks).alias(_REASON))
-    selected += [_col(n).alias(_raw(i)) for i, n in enumerate(columns.used())]
+    reason = F.coalesce(*checks)
+    selected.append(reason.alias(_REASON))
+    bad = reason.isNotNull()
+    selected += [F.when(bad, _col(n)).alias(_raw(i)) for i, n in enumerate(columns.used())]
     return frame.select(*selected)
 
 
