@@ -33,7 +33,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import ray
 
 from bench.report import machine, write_results
 from bench.workloads import write_snap
@@ -100,16 +99,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.rows < 1 or args.trials < 1:
         parser.error("--rows and --trials must be >= 1")
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(
-            address="local",
-            num_cpus=2,
-            object_store_memory=512 * 1024 * 1024,
-            include_dashboard=False,
-            namespace="chronoray",
-            log_to_driver=False,
-        )
+    from bench.spark import spark_ray
     from chronoray.connect import driver_log_path
     from spark_bridge import spark_session
 
@@ -118,26 +108,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     expected: dict[tuple[int, int], int] | None = None
     try:
         snap, parquet = _data(workdir, args.rows)
-        begun = time.perf_counter()
-        spark_session(log_file=driver_log_path())
-        # the first use of a session starts Spark's Python workers and JIT-compiles: a
-        # small ingest first, so every trial sees the same warm session
-        _ingest("spark", snap, parquet, workdir / "warm-up", args.shards, limit=1000)
-        session_s = time.perf_counter() - begun
-        for trial in range(args.trials):
-            for mode in trials:
-                run, counts = _ingest(mode, snap, parquet, workdir / f"{mode}-{trial}", args.shards)
-                expected = counts if expected is None else expected
-                if counts != expected:
-                    raise AssertionError(f"{mode} (trial {trial}) built another graph")
-                trials[mode].append(run)
+        with spark_ray():
+            begun = time.perf_counter()
+            spark_session(log_file=driver_log_path())
+            # the first use of a session starts Spark's Python workers and JIT-compiles: a
+            # small ingest first, so every trial sees the same warm session
+            _ingest("spark", snap, parquet, workdir / "warm-up", args.shards, limit=1000)
+            session_s = time.perf_counter() - begun
+            for trial in range(args.trials):
+                for mode in trials:
+                    logs = workdir / f"{mode}-{trial}"
+                    run, counts = _ingest(mode, snap, parquet, logs, args.shards)
+                    expected = counts if expected is None else expected
+                    if counts != expected:
+                        raise AssertionError(f"{mode} (trial {trial}) built another graph")
+                    trials[mode].append(run)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-        if started_ray:
-            from spark_bridge import stop_spark
-
-            stop_spark()
-            ray.shutdown()
     runs = {mode: _median(results) for mode, results in trials.items()}
     result = {
         "benchmark": "spark_ingest",

@@ -415,122 +415,144 @@ def ingest(
     """Ingest an edge file (PATH), or a table Spark reads (--spark), into a running graph
     (--graph) or the graph persisted in LOG_DIR (created if new), through source actors in
     the cluster."""
-    from chronoray.sources import MalformedRecord, open_source
-
     if (path is None) == (spark_path is None):
         raise click.UsageError("give an edge file PATH or --spark FILE_OR_DIR (one of them)")
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
+    if spark_path is None:
+        _file_options(fmt, table)
+    else:
+        fmt = _table_options(fmt, detach, table)
     if on_error == "skip" and rejects is None:
         name = "rejects.tsv" if spark_path is None else "rejects.parquet"
         rejects = (log_dir or Path(".")) / name
-    if spark_path is not None:
-        _ingest_table(
-            spark_path,
-            fmt,
-            shards,
-            graph_name,
-            log_dir,
-            on_error,
-            rejects,
-            source_id,
-            detach,
-            table,
-        )
-        return
-    if fmt in ("parquet", "csv"):
-        raise click.UsageError(f"--format {fmt} reads a table with Spark: give it with --spark")
-    source = open_source(path, fmt or "snap", name=source_id)  # type: ignore[arg-type]
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
-        try:
-            report = graph.ingest(
-                source,
-                on_error=on_error,
-                rejects=rejects,
-                progress=sys.stderr.isatty(),
-                wait=not detach,
-            )
-        except MalformedRecord as exc:
-            _err.print(f"[red]error:[/] malformed record at {exc}")
-            _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
-            sys.exit(2)
-        if detach:
-            console.print(f"source {report.name} feeding graph {graph_name}")
+        if spark_path is None:
+            assert path is not None
+            summary = _ingest_file(graph, path, fmt, on_error, rejects, source_id, detach)
+        else:
+            summary = _ingest_table(graph, spark_path, fmt, on_error, rejects, source_id, table)
+        if summary is None:  # detached
             return
         stats = graph.stats()
-    console.print(
-        f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
-        f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
-        + (f" (written to {rejects})" if report.rejected else "")
-    )
+    console.print(summary)
     console.print(_stats_table(stats.as_dict()))
 
 
-def _ingest_table(
-    path: Path,
-    fmt: str | None,
-    shards: int | None,
-    graph_name: str | None,
-    log_dir: Path | None,
-    on_error: str,
-    rejects: Path | None,
-    source_id: str | None,
-    detach: bool,
-    table: dict[str, Any],
-) -> None:
-    """``ingest --spark``: Spark reads the table, checks, parts and orders its rows, and
-    source actors feed the parts (see ``GraphCluster.ingest_spark``)."""
-    from chronoray.sources import MalformedRecord
-    from spark_bridge.ingest import read_table
+_TABLE_OPTIONS = {
+    "src": "--src",
+    "dst": "--dst",
+    "time_col": "--time",
+    "kind": "--kind",
+    "props": "--props",
+    "parts": "--parts",
+}
 
+
+def _file_options(fmt: str | None, table: dict[str, Any]) -> None:
+    """Refuse table options for an edge file."""
+    if fmt in ("parquet", "csv"):
+        raise click.UsageError(f"--format {fmt} reads a table with Spark: give it with --spark")
+    given = [option for key, option in _TABLE_OPTIONS.items() if table[key] is not None]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: options of --spark tables, not of PATH")
+
+
+def _table_options(fmt: str | None, detach: bool, table: dict[str, Any]) -> str:
+    """The table format (``parquet`` unless given); refuse what a table cannot do."""
     fmt = fmt or "parquet"
     if fmt not in ("parquet", "csv"):
         raise click.UsageError(f"--spark reads parquet or csv tables, not {fmt}")
     if detach:
         raise click.UsageError(
-            "--detach cannot be used with --spark: the rows stay in this "
-            "process's object store until they are ingested"
+            "--detach cannot be used with --spark: the rows stay in this process's object "
+            "store until they are ingested"
         )
-    missing = [
-        f"--{n}"
-        for n, key in (("src", "src"), ("dst", "dst"), ("time", "time_col"))
-        if not table[key]
-    ]
+    missing = [_TABLE_OPTIONS[key] for key in ("src", "dst", "time_col") if not table[key]]
     if missing:
         raise click.UsageError(f"--spark needs the columns {', '.join(missing)}")
-    with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
-        with console.status("Spark: reading the table (the first start takes ~10 s)"):
-            frame = read_table(graph.spark(), str(path), fmt, table["header"])  # type: ignore[arg-type]
-        try:
-            with console.status("Spark: checking, parting and ordering the rows"):
-                job = graph.ingest_spark(
-                    frame,
-                    src=table["src"],
-                    dst=table["dst"],
-                    time=table["time_col"],
-                    kind=table["kind"],
-                    props=_columns(table["props"]),
-                    source=source_id or path.name,
-                    ids=table["ids"],
-                    parts=table["parts"],
-                    on_error=on_error,  # type: ignore[arg-type]
-                    rejects=rejects,
-                    wait=False,
-                )
-            report = job.wait(progress=sys.stderr.isatty())
-        except MalformedRecord as exc:
-            _err.print(f"[red]error:[/] bad row at {exc}")
-            _err.print("nothing was ingested (see --on-error skip)")
-            sys.exit(2)
-        graph.wait_idle()
-        stats = graph.stats()
-    console.print(
+    return fmt
+
+
+def _ingest_file(
+    graph: Any,
+    path: Path,
+    fmt: str | None,
+    on_error: str,
+    rejects: Path | None,
+    source_id: str | None,
+    detach: bool,
+) -> str | None:
+    """Feed the edge file ``path``; the summary line (``None``: detached)."""
+    from chronoray.sources import MalformedRecord, open_source
+
+    source = open_source(path, fmt or "snap", name=source_id)  # type: ignore[arg-type]
+    try:
+        report = graph.ingest(
+            source,
+            on_error=on_error,
+            rejects=rejects,
+            progress=sys.stderr.isatty(),
+            wait=not detach,
+        )
+    except MalformedRecord as exc:
+        _err.print(f"[red]error:[/] malformed record at {exc}")
+        _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
+        sys.exit(2)
+    if detach:
+        console.print(f"source {report.name} feeding graph {graph.name}")
+        return None
+    return (
+        f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
+        f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
+        + (f" (written to {rejects})" if report.rejected else "")
+    )
+
+
+def _ingest_table(
+    graph: Any,
+    path: Path,
+    fmt: str,
+    on_error: str,
+    rejects: Path | None,
+    source_id: str | None,
+    table: dict[str, Any],
+) -> str:
+    """``ingest --spark``: Spark reads the table, checks, parts and orders its rows, and
+    source actors feed the parts (see ``GraphCluster.ingest_spark``); the summary line."""
+    from chronoray.sources import MalformedRecord
+    from spark_bridge.ingest import read_table
+
+    with console.status("Spark: reading the table (the first start takes ~10 s)"):
+        frame = read_table(graph.spark(), str(path), fmt, table["header"])  # type: ignore[arg-type]
+    try:
+        with console.status("Spark: checking, parting and ordering the rows"):
+            job = graph.ingest_spark(
+                frame,
+                src=table["src"],
+                dst=table["dst"],
+                time=table["time_col"],
+                kind=table["kind"],
+                props=_columns(table["props"]),
+                source=source_id or path.name,
+                ids=table["ids"],
+                parts=table["parts"],
+                on_error=on_error,
+                rejects=rejects,
+                wait=False,
+            )
+        report = job.wait(progress=sys.stderr.isatty())
+    except MalformedRecord as exc:
+        _err.print(f"[red]error:[/] bad row at {exc}")
+        _err.print("nothing was ingested (see --on-error skip)")
+        sys.exit(2)
+    graph.wait_idle()
+    return (
         f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
         f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s); "
         f"rejected {report.rejected:,}"
         + (f" (written to {report.rejects})" if report.rejects else "")
     )
-    console.print(_stats_table(stats.as_dict()))
 
 
 # -- queries ------------------------------------------------------------------------------

@@ -210,6 +210,22 @@ def start_spark_ingest(
         on_error=on_error,
         rejects=rejects,
     )
+    try:
+        return _start_parts(graph, source, parts, prepared, rejects, started)
+    except BaseException:
+        prepared.release()
+        raise
+
+
+def _start_parts(
+    graph: GraphCluster,
+    source: str,
+    parts: int,
+    prepared: PreparedUpdates,
+    rejects: str | None,
+    started: float,
+) -> SparkIngestJob:
+    """Refuse bad or other data, else start one source actor per part of ``prepared``."""
     if prepared.first_bad is not None:
         bad = prepared.first_bad
         raise MalformedRecord(
@@ -218,20 +234,16 @@ def start_spark_ingest(
             bad.text,
             f"{bad.reason} ({prepared.rejected:,} bad rows in all; nothing ingested)",
         )
-    names = {p: part_source_name(source, p, parts, prepared.fingerprint) for p in prepared.blocks}
     _check_same_data(graph, source, parts, prepared.fingerprint)
     jobs = []
-    try:
-        # Ray says once per process, on the terminal, that a restarted actor needs its
-        # arguments' objects (ray#53727): this driver keeps the blocks until the job ends
-        with stderr_to(driver_log_path()):
-            for p, name in sorted(names.items()):
-                block, rows = prepared.blocks[p], prepared.counts[p]
-                part = ArrowPartSource(name, block, p, prepared.layout, rows)
-                jobs.append(graph.ingest(part, wait=False, total=rows))
-    except BaseException:
-        prepared.release()
-        raise
+    # Ray says once per process, on the terminal, that a restarted actor needs its
+    # arguments' objects (ray#53727): this driver keeps the blocks until the job ends
+    with stderr_to(driver_log_path()):
+        for p in sorted(prepared.blocks):
+            name = part_source_name(source, p, parts, prepared.fingerprint)
+            block, rows = prepared.blocks[p], prepared.counts[p]
+            part = ArrowPartSource(name, block, p, prepared.layout, rows)
+            jobs.append(graph.ingest(part, wait=False, total=rows))
     return SparkIngestJob(source, prepared, jobs, rejects if prepared.rejected else None, started)
 
 

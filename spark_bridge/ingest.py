@@ -265,6 +265,9 @@ def prepare_updates(
                 _write_rejects(checked, columns, source, rejects)
             if rows:
                 _hand_over(prepared, checked.filter(valid), layout, num_shards)
+    except BaseException:
+        prepared.release()
+        raise
     finally:
         checked.unpersist()  # the hand-over cached what the blocks are made of
     prepared.seconds = _time.perf_counter() - started
