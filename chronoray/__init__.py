@@ -21,6 +21,7 @@ from chronoray.graph import (
     ShardsUnavailable,
     SnapshotNotReady,
     SourceBusy,
+    SourceMismatch,
 )
 from chronoray.protocol import Graph
 from chronoray.sources import (
@@ -90,6 +91,7 @@ __all__ = [
     "SnapshotMeta",
     "SnapshotNotReady",
     "SourceBusy",
+    "SourceMismatch",
     "Source",
     "StreamPosition",
     "Subscription",

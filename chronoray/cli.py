@@ -467,9 +467,62 @@ def serve(
 # -- ingestion ----------------------------------------------------------------------------
 
 
+def _columns(text: str | None) -> dict[str, str]:
+    """``--props a,w=b``: property name -> column (a bare column is its own name)."""
+    pairs = [part.strip() for part in (text or "").split(",") if part.strip()]
+    return dict((p.split("=", 1) if "=" in p else (p, p)) for p in pairs)  # type: ignore[misc]
+
+
+def spark_table_options(function: _F) -> _F:
+    """``--spark FILE_OR_DIR`` and the columns that make an update of its rows."""
+    options = [
+        click.option(
+            "--spark",
+            "spark_path",
+            type=click.Path(exists=True, path_type=Path),
+            default=None,
+            help="Read this Parquet or CSV file or directory with Spark (in the cluster) and "
+            "ingest its rows through the object store; instead of PATH.",
+        ),
+        click.option("--src", default=None, help="--spark: column of the edge's source."),
+        click.option("--dst", default=None, help="--spark: column of the edge's target."),
+        click.option("--time", "time_col", default=None, help="--spark: event time column."),
+        click.option("--kind", default=None, help="--spark: column of update kinds."),
+        click.option(
+            "--props", default=None, help="--spark: property columns, comma-separated (NAME=COL)."
+        ),
+        click.option(
+            "--ids",
+            type=click.Choice(["int", "str"]),
+            default="int",
+            help="--spark: vertex ids as integers (text ids checked) or as text.",
+        ),
+        click.option(
+            "--parts", type=int, default=None, help="--spark: source actors [default: shards]."
+        ),
+        click.option(
+            "--header/--no-header",
+            default=True,
+            help="--spark csv: the first line names the columns (else _c0, _c1, ...).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@format_option
+@click.argument(
+    "path", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([*_FORMATS, "parquet", "csv"]),
+    default=None,
+    help="PATH: snap or bitcoin-csv [default: snap]; --spark: parquet or csv [default: parquet].",
+)
+@spark_table_options
 @shards_option
 @graph_option
 @log_dir_option(exists=False)
@@ -477,13 +530,15 @@ def serve(
     "--on-error",
     type=click.Choice(["raise", "skip"]),
     default="raise",
-    help="raise: stop at a malformed record; skip: count it and write it to --rejects.",
+    help="raise: stop at a malformed record (--spark: refuse the whole table); skip: count it "
+    "and write it to --rejects.",
 )
 @click.option(
     "--rejects",
     type=click.Path(path_type=Path),
     default=None,
-    help="File for skipped records [default: LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph].",
+    help="File for skipped records [default: LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph; "
+    "--spark: a Parquet table, rejects.parquet].",
 )
 @click.option("--source-id", default=None, help="Source name [default: file name].")
 @click.option(
@@ -499,8 +554,9 @@ def serve(
     help="--server: records per batch (each acknowledged once logged).",
 )
 def ingest(
-    path: Path,
-    fmt: str,
+    path: Path | None,
+    fmt: str | None,
+    spark_path: Path | None,
     shards: int | None,
     graph_name: str | None,
     log_dir: Path | None,
@@ -512,48 +568,162 @@ def ingest(
     token_file: Path | None,
     tls_ca: Path | None,
     records_per_batch: int,
+    **table: Any,
 ) -> None:
-    """Ingest an edge file into a running graph (--graph) or the graph persisted in
-    LOG_DIR (created if new), through a source actor in the cluster; or through a gateway
-    (--server), resuming after what the graph logged of this source already."""
-    from chronoray.sources import MalformedRecord, open_source
-
+    """Ingest an edge file (PATH), or a table Spark reads (--spark), into a running graph
+    (--graph) or the graph persisted in LOG_DIR (created if new), through source actors in
+    the cluster; or an edge file through a gateway (--server), resuming after what the
+    graph logged of this source already."""
+    if (path is None) == (spark_path is None):
+        raise click.UsageError("give an edge file PATH or --spark FILE_OR_DIR (one of them)")
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
-    source = open_source(path, fmt, name=source_id)  # type: ignore[arg-type]
+    if spark_path is None:
+        _file_options(fmt, table)
+    else:
+        fmt = _table_options(fmt, detach, table)
     if server is not None:
         _only_with_server(
-            graph=graph_name, log_dir=log_dir, shards=shards, detach=detach, rejects=rejects
-        )
+            spark=spark_path, graph=graph_name, log_dir=log_dir, shards=shards, detach=detach,
+            rejects=rejects,
+        )  # fmt: skip
         if on_error != "raise":
             raise click.UsageError("--on-error skip cannot be used with --server")
+        from chronoray.sources import open_source
+
+        source = open_source(path, fmt or "snap", name=source_id)  # type: ignore[arg-type]
         _ingest_through(server, _client(server, token_file, tls_ca), source, records_per_batch)
         return
     if on_error == "skip" and rejects is None:
-        rejects = (log_dir or Path(".")) / "rejects.tsv"
+        name = "rejects.tsv" if spark_path is None else "rejects.parquet"
+        rejects = (log_dir or Path(".")) / name
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
-        try:
-            report = graph.ingest(
-                source,
-                on_error=on_error,
-                rejects=rejects,
-                progress=sys.stderr.isatty(),
-                wait=not detach,
-            )
-        except MalformedRecord as exc:
-            _err.print(f"[red]error:[/] malformed record at {exc}")
-            _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
-            sys.exit(2)
-        if detach:
-            console.print(f"source {report.name} feeding graph {graph_name}")
+        if spark_path is None:
+            assert path is not None
+            summary = _ingest_file(graph, path, fmt, on_error, rejects, source_id, detach)
+        else:
+            summary = _ingest_table(graph, spark_path, fmt, on_error, rejects, source_id, table)
+        if summary is None:  # detached
             return
         stats = graph.stats()
-    console.print(
+    console.print(summary)
+    console.print(_stats_table(stats.as_dict()))
+
+
+_TABLE_OPTIONS = {
+    "src": "--src",
+    "dst": "--dst",
+    "time_col": "--time",
+    "kind": "--kind",
+    "props": "--props",
+    "parts": "--parts",
+}
+
+
+def _file_options(fmt: str | None, table: dict[str, Any]) -> None:
+    """Refuse table options for an edge file."""
+    if fmt in ("parquet", "csv"):
+        raise click.UsageError(f"--format {fmt} reads a table with Spark: give it with --spark")
+    given = [option for key, option in _TABLE_OPTIONS.items() if table[key] is not None]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: options of --spark tables, not of PATH")
+
+
+def _table_options(fmt: str | None, detach: bool, table: dict[str, Any]) -> str:
+    """The table format (``parquet`` unless given); refuse what a table cannot do."""
+    fmt = fmt or "parquet"
+    if fmt not in ("parquet", "csv"):
+        raise click.UsageError(f"--spark reads parquet or csv tables, not {fmt}")
+    if detach:
+        raise click.UsageError(
+            "--detach cannot be used with --spark: the rows stay in this process's object "
+            "store until they are ingested"
+        )
+    missing = [_TABLE_OPTIONS[key] for key in ("src", "dst", "time_col") if not table[key]]
+    if missing:
+        raise click.UsageError(f"--spark needs the columns {', '.join(missing)}")
+    return fmt
+
+
+def _ingest_file(
+    graph: Any,
+    path: Path,
+    fmt: str | None,
+    on_error: str,
+    rejects: Path | None,
+    source_id: str | None,
+    detach: bool,
+) -> str | None:
+    """Feed the edge file ``path``; the summary line (``None``: detached)."""
+    from chronoray.sources import MalformedRecord, open_source
+
+    source = open_source(path, fmt or "snap", name=source_id)  # type: ignore[arg-type]
+    try:
+        report = graph.ingest(
+            source,
+            on_error=on_error,
+            rejects=rejects,
+            progress=sys.stderr.isatty(),
+            wait=not detach,
+        )
+    except MalformedRecord as exc:
+        _err.print(f"[red]error:[/] malformed record at {exc}")
+        _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
+        sys.exit(2)
+    if detach:
+        console.print(f"source {report.name} feeding graph {graph.name}")
+        return None
+    return (
         f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
         f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
         + (f" (written to {rejects})" if report.rejected else "")
     )
-    console.print(_stats_table(stats.as_dict()))
+
+
+def _ingest_table(
+    graph: Any,
+    path: Path,
+    fmt: str,
+    on_error: str,
+    rejects: Path | None,
+    source_id: str | None,
+    table: dict[str, Any],
+) -> str:
+    """``ingest --spark``: Spark reads the table, checks, parts and orders its rows, and
+    source actors feed the parts (see ``GraphCluster.ingest_spark``); the summary line."""
+    from chronoray.sources import MalformedRecord
+    from spark_bridge.ingest import read_table
+
+    with console.status("Spark: reading the table (the first start takes ~10 s)"):
+        frame = read_table(graph.spark(), str(path), fmt, table["header"])  # type: ignore[arg-type]
+    try:
+        with console.status("Spark: checking, parting and ordering the rows"):
+            job = graph.ingest_spark(
+                frame,
+                src=table["src"],
+                dst=table["dst"],
+                time=table["time_col"],
+                kind=table["kind"],
+                props=_columns(table["props"]),
+                source=source_id or path.name,
+                ids=table["ids"],
+                parts=table["parts"],
+                on_error=on_error,
+                rejects=rejects,
+                wait=False,
+            )
+        report = job.wait(progress=sys.stderr.isatty())
+    except MalformedRecord as exc:
+        _err.print(f"[red]error:[/] bad row at {exc}")
+        _err.print("nothing was ingested (see --on-error skip)")
+        sys.exit(2)
+    graph.wait_idle()
+    return (
+        f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
+        f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s); "
+        f"rejected {report.rejected:,}"
+        + (f" (written to {report.rejects})" if report.rejects else "")
+    )
 
 
 def _ingest_through(server: str, client: Any, source: Any, batch: int) -> None:
@@ -866,6 +1036,35 @@ def demo(out: Path, shards: int) -> None:
     started = time.perf_counter()
     run_demo(collegemsg_path(), out, shards, console)
     console.print(f"[green]demo done[/] in {time.perf_counter() - started:.1f} s; output in {out}/")
+    _note_logs()
+
+
+@main.command()
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("chronoray-pipeline"),
+    help="Where the graph's logs and the result go (its logs are replaced).",
+)
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Ratings CSV (SRC,DST,RATING,TIME) [default: the shipped Bitcoin OTC copy].",
+)
+@click.option("--at", type=float, default=None, help="Time of the snapshot Spark analyses.")
+@click.option("--shards", type=int, default=2)
+def pipeline(out: Path, data: Path | None, at: float | None, shards: int) -> None:
+    """Spark as the data pipeline: read Bitcoin OTC with Spark, derive a column, ingest
+    it with a live PageRank running, take a snapshot at T, analyse it in Spark, write
+    OUT/trust.parquet -- one program, one Spark session."""
+    from chronoray.datasets import bitcoinotc_path
+    from chronoray.pipeline import AT, run_pipeline
+
+    log_dir = out / "logs"
+    if log_dir.exists():
+        shutil.rmtree(log_dir)
+    run_pipeline(data or bitcoinotc_path(), out, at=AT if at is None else at, shards=shards)
     _note_logs()
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "ShardsUnavailable",
     "SnapshotNotReady",
     "SourceBusy",
+    "SourceMismatch",
     "USER_ERRORS",
 ]
 
@@ -45,6 +46,10 @@ class SourceBusy(ValueError):
     """A source of that name is feeding the graph already."""
 
 
+class SourceMismatch(ValueError):
+    """Other data under a source name whose offsets would not name the same rows."""
+
+
 class ClusterUnreachable(ConnectionError):
     """No Ray cluster answers at the address given."""
 
@@ -72,5 +77,6 @@ USER_ERRORS = (
     ShardsUnavailable,
     SnapshotNotReady,
     SourceBusy,
+    SourceMismatch,
 )
 """Errors about what the user asked for, reported as one line without a traceback."""

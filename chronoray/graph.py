@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -55,6 +55,7 @@ from chronoray.errors import (
     ShardsUnavailable,
     SnapshotNotReady,
     SourceBusy,
+    SourceMismatch,
 )
 from chronoray.ingest import (
     FeedPump,
@@ -90,6 +91,7 @@ from vertex.records import Update, VertexId
 
 if TYPE_CHECKING:
     from chronoray.analysis import AnalysisResult
+    from chronoray.spark_source import SparkIngestJob, SparkIngestReport
 
 __all__ = [
     "GraphCluster",
@@ -103,6 +105,7 @@ __all__ = [
     "ShardsUnavailable",
     "SnapshotNotReady",
     "SourceBusy",
+    "SourceMismatch",
     "VertexNotFound",
 ]
 
@@ -472,6 +475,69 @@ class GraphCluster:
         )
         ray.get(self._controller.source_actor.remote(source.name, actor))
         job = IngestJob(source.name, actor, self._controller, total)
+        if not wait:
+            return job
+        report = job.wait(progress)
+        self.wait_idle()
+        return report
+
+    def ingest_spark(
+        self,
+        frame: Any,
+        *,
+        src: str,
+        dst: str | None,
+        time: str,
+        kind: str | None = None,
+        props: Sequence[str] | Mapping[str, str] | None = None,
+        source: str,
+        ids: Literal["int", "str"] | None = None,
+        parts: int | None = None,
+        on_error: Literal["raise", "skip"] = "raise",
+        rejects: str | Path | None = None,
+        progress: Progress = False,
+        wait: bool = True,
+    ) -> SparkIngestReport | SparkIngestJob:
+        """Feed a Spark DataFrame (of this process's RayDP session, :meth:`spark`) into the
+        graph, one row per update, through the Ray object store -- never a file.
+
+        ``src``, ``dst``, ``time`` name the columns of an edge's source, target and event
+        time; ``kind`` a column of update kinds (``add_edge``, ``remove_edge``,
+        ``add_vertex``...; default: every row adds an edge); ``props`` the property
+        columns (a list, or ``{property: column}``); ``ids`` forces ``int`` or ``str``
+        vertex ids. Spark checks every row (null or non-integer ids, null, non-numeric,
+        NaN, infinite or negative times, unknown kinds): with ``on_error="raise"`` a bad
+        row refuses the whole ingest before anything is applied
+        (:class:`~chronoray.sources.MalformedRecord` naming its position in the
+        DataFrame); with ``"skip"`` bad rows are counted and appended to the Parquet
+        table ``rejects`` with their position and reason.
+
+        Spark then splits the rows into ``parts`` (default: one per shard) by the shard of
+        their source vertex and sorts each by time; one source actor per part feeds it
+        (in parallel, each a disjoint set of vertices in time order, so time cuts are
+        exact). A row's id is ``(source[part/parts fingerprint], rank in its part)``:
+        the same rows ingested again under ``source`` -- in any order -- are applied
+        once; other rows under a used name are refused
+        (:class:`~chronoray.errors.SourceMismatch`). Returns the
+        :class:`~chronoray.spark_source.SparkIngestReport` once every row is applied and
+        the graph is idle (``progress=True`` draws a bar fed by the source actors), or
+        with ``wait=False`` a :class:`~chronoray.spark_source.SparkIngestJob` at once
+        (this process owns the rows in the object store: keep it until the job ends).
+        """
+        from chronoray.spark_source import start_spark_ingest
+        from spark_bridge.ingest import UpdateColumns
+
+        columns = UpdateColumns.of(src, dst, time, kind, props, ids)
+        job = start_spark_ingest(
+            self,
+            frame,
+            columns,
+            active=ray.get(self._controller.sources.remote()),
+            source=source,
+            parts=parts or self.num_shards,
+            on_error=on_error,
+            rejects=None if rejects is None else str(Path(rejects).resolve()),
+        )
         if not wait:
             return job
         report = job.wait(progress)

@@ -10,9 +10,8 @@ Facts this module relies on (RayDP 1.6.5, Spark 3.5.7, Ray 2.60, JDK 17), measur
 * Ray -> Spark (``Dataset.to_spark``) runs Python in the executor: ``PYSPARK_PYTHON`` must be
   this interpreter.
 * ``init_spark`` takes ~10 s: the session is started once and reused; it is stopped at exit.
-* The JVM writes its start-up lines and log4j warnings to the standard error it inherits,
-  and log4j's own status lines to its standard output: ``log_file`` gives it a file for
-  both instead, so they stay out of the user's terminal.
+* The JVM writes its start-up lines and log4j warnings to the standard error it inherits:
+  ``log_file`` gives it a file instead, so they stay out of the user's terminal.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from typing import Any
 
 import ray
 
-__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stop_spark"]
+__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stderr_to", "stop_spark"]
 
 JDK17_JAVA_OPTIONS = " ".join(
     [
@@ -75,7 +74,7 @@ def spark_session(
     ``executor_cores`` free CPUs. Ray must be initialised already (``GraphCluster`` does
     it; ``GraphCluster.spark()`` sizes the session from its ``Config``). Later calls return
     the same session whatever their arguments; :func:`stop_spark` (also run at exit) ends it.
-    ``log_file``: where the JVM's own output goes (default: this process's stdout/stderr).
+    ``log_file``: where the JVM's own output goes (default: this process's stderr).
     """
     global _session
     if _session is not None:
@@ -94,7 +93,8 @@ def spark_session(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }
-    with _output_to(log_file):  # the JVM starts now and keeps the stdout/stderr it gets
+    # the JVM starts now and keeps the output it gets (log4j prints to its stdout)
+    with stderr_to(log_file, stdout=True):
         _session = raydp.init_spark(
             _APP_NAME,
             num_executors=executors,
@@ -109,25 +109,26 @@ def spark_session(
 
 
 @contextlib.contextmanager
-def _output_to(path: str | Path | None) -> Iterator[None]:
-    """Point file descriptors 1 and 2 at ``path`` (appending) for the block; processes
-    started meanwhile keep them (the JVM writes log4j's own status lines to stdout)."""
+def stderr_to(path: str | Path | None, *, stdout: bool = False) -> Iterator[None]:
+    """Point file descriptor 2 (and 1 if ``stdout``) at ``path`` (appending) for the block;
+    processes started meanwhile keep them."""
     if path is None:
         yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fds = (1, 2) if stdout else (2,)
     sys.stdout.flush()
     sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
+    saved = [os.dup(fd) for fd in fds]
     target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        os.dup2(target, 1)
-        os.dup2(target, 2)
+        for fd in fds:
+            os.dup2(target, fd)
         yield
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
-        for fd, copy in zip((1, 2), saved, strict=True):
+        for fd, copy in zip(fds, saved, strict=True):
             os.dup2(copy, fd)
             os.close(copy)
         os.close(target)
