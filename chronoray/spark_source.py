@@ -83,20 +83,8 @@ class ArrowPartSource:
         return f"ArrowPartSource({self.name!r}, rows={self.rows})"
 
     def records(self) -> Iterator[Update]:
-        """The part's updates (the rows were checked in Spark: none is malformed). If the
-        block is gone -- its owner, the driver that ingested it, ended -- the part stops
-        with a :class:`~chronoray.sources.MalformedRecord` saying so, before any row."""
-        try:
-            table = ray.get(self.block)
-        except ray.exceptions.ObjectLostError:
-            raise MalformedRecord(
-                self.name,
-                0,
-                "",
-                "the part's rows are gone from the object store (the driver that ingested "
-                "them ended); ingest the DataFrame again: rows applied already are skipped",
-            ) from None
-        yield from self.layout.updates(table, self.part, self.name)
+        """The part's updates (the rows were checked in Spark: none is malformed)."""
+        yield from self.layout.updates(ray.get(self.block), self.part, self.name)
 
     def read(self) -> Iterator[Update]:
         """Same as :meth:`records`."""

@@ -8,16 +8,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import ray
 from click.testing import CliRunner
 from pyspark.sql import functions as F
 
 import chronoray as cr
 from chronoray.cli import main
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
-from chronoray.spark_source import ArrowPartSource
 from chronoray.testing import kill_source, pair_counts, pair_counts_between
-from spark_bridge.ingest import BlockLayout, read_table
+from spark_bridge.ingest import read_table
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -180,19 +178,3 @@ def test_cli_ingest_spark_csv(spark, tmp_path, college):
     with cr.GraphCluster.open(log_dir) as g:
         assert _counts(g) == dict(pair_counts(college))
 
-
-@ray.remote(num_cpus=0)
-class _Owner:
-    def block(self) -> list[ray.ObjectRef]:
-        return [ray.put(pa.table({"x": [1]}))]  # owned by this actor
-
-
-def test_a_part_whose_rows_are_gone_ends_with_an_error_not_a_hang(ray_session):
-    owner = _Owner.remote()
-    [block] = ray.get(owner.block.remote())
-    ray.kill(owner)
-    with pytest.raises(ray.exceptions.RayActorError):  # returns once it is dead
-        ray.get(owner.block.remote())
-    part = ArrowPartSource("lost[0/1 00]", block, 0, BlockLayout(True, False, ()), 1)
-    with pytest.raises(cr.MalformedRecord, match="rows are gone from the object store"):
-        next(part.read())
