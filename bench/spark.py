@@ -19,11 +19,13 @@ Writes ``spark.json`` and ``spark.md`` under ``--out`` (default ``bench/results`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -177,6 +179,30 @@ def _pagerank(spark: Any, limit_lines: int | None, tol: float, workdir: Path) ->
     }
 
 
+@contextlib.contextmanager
+def spark_ray() -> Iterator[None]:
+    """This process's Ray, or a local one (2 CPUs, 512 MB object store) started for the
+    block and shut down after it with the Spark session it got."""
+    if ray.is_initialized():
+        yield
+        return
+    ray.init(
+        address="local",
+        num_cpus=2,
+        object_store_memory=512 * 1024 * 1024,
+        include_dashboard=False,
+        namespace="chronoray",
+        log_to_driver=False,
+    )
+    try:
+        yield
+    finally:
+        from spark_bridge import stop_spark
+
+        stop_spark()
+        ray.shutdown()
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", type=int, default=1_000_000, help="Edges handed to Spark.")
@@ -190,34 +216,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.edges < 1 or args.parts < 1 or args.trials < 1:
         parser.error("--edges, --parts and --trials must be >= 1")
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(
-            address="local",
-            num_cpus=2,
-            object_store_memory=512 * 1024 * 1024,
-            include_dashboard=False,
-            namespace="chronoray",
-            log_to_driver=False,
-        )
     from spark_bridge import spark_session
 
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-spark-"))
     try:
-        started = time.perf_counter()
-        spark = spark_session()
-        session_s = time.perf_counter() - started
-        handover = _handover(
-            spark, synthetic_snapshot(args.edges, args.parts), args.trials, workdir
-        )
-        ranks = _pagerank(spark, args.limit_lines, args.tol, workdir)
+        with spark_ray():
+            started = time.perf_counter()
+            spark = spark_session()
+            session_s = time.perf_counter() - started
+            handover = _handover(
+                spark, synthetic_snapshot(args.edges, args.parts), args.trials, workdir
+            )
+            ranks = _pagerank(spark, args.limit_lines, args.tol, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-        if started_ray:
-            from spark_bridge import stop_spark
-
-            stop_spark()
-            ray.shutdown()
     result = {
         "benchmark": "spark",
         "machine": machine(),

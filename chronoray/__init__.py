@@ -21,6 +21,7 @@ from chronoray.graph import (
     ShardsUnavailable,
     SnapshotNotReady,
     SourceBusy,
+    SourceMismatch,
 )
 from chronoray.protocol import Graph
 from chronoray.sources import (
@@ -42,6 +43,7 @@ from ephemeral import (
     LiveComputation,
     LivePageRank,
     Notification,
+    StreamPosition,
     Subscription,
     WeaklyConnectedComponents,
 )
@@ -93,7 +95,9 @@ __all__ = [
     "SnapshotNotReady",
     "SortedSource",
     "SourceBusy",
+    "SourceMismatch",
     "Source",
+    "StreamPosition",
     "Subscription",
     "TemporalVertex",
     "Update",

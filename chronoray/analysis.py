@@ -9,7 +9,7 @@ run it, which rows to show first, how to draw it). ``GraphCluster.analyze``, the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,8 @@ class Analysis:
 
     ``run(spark, snapshots, params)`` computes it (``snapshots``: one, or a series when
     ``series``); ``top(table, k)`` picks the rows people look at first; ``plot(ax, table,
-    extras, result)`` draws it on a matplotlib axis.
+    extras, result)`` draws it on a matplotlib axis; ``params`` are the parameters it
+    takes, with their types (what the gateway checks a request's parameters against).
     """
 
     name: str
@@ -38,6 +39,7 @@ class Analysis:
     top: Callable[[Any, int], Any]
     plot: Callable[[Any, Any, dict[str, Any], AnalysisResult], None]
     series: bool = False
+    params: Mapping[str, type] = field(default_factory=dict)
 
 
 ANALYSES: dict[str, Analysis] = {}
@@ -259,6 +261,7 @@ register(
         _pagerank,
         lambda table, k: table.nlargest(k, "pagerank"),
         _plot_pagerank,
+        params={"alpha": float, "weight": str, "tol": float, "max_iter": int},
     )
 )
 register(
@@ -268,6 +271,7 @@ register(
         _wcc,
         _top_components,
         _plot_wcc,
+        params={"max_iter": int},
     )
 )
 register(

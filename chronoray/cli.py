@@ -122,6 +122,49 @@ def cut_options(function: _F) -> _F:
     )
 
 
+def server_options(function: _F) -> _F:
+    """``--server``, ``--token-file``, ``--tls-ca``: reach a graph through a gRPC gateway
+    (``chronoray serve``) instead of joining its Ray cluster."""
+    function = click.option(
+        "--tls-ca",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="CHRONORAY_GATEWAY_TLS_CA",
+        show_envvar=True,
+        default=None,
+        help="--server: PEM certificate(s) to trust; the gateway speaks TLS.",
+    )(function)
+    function = click.option(
+        "--token-file",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="CHRONORAY_GATEWAY_TOKEN_FILE",
+        show_envvar=True,
+        default=None,
+        help="--server: file holding the gateway's token [default: CHRONORAY_GATEWAY_TOKEN, "
+        "else ~/.chronoray/gateway-token].",
+    )(function)
+    return click.option(
+        "--server",
+        envvar="CHRONORAY_SERVER",
+        show_envvar=True,
+        default=None,
+        metavar="HOST:PORT",
+        help="A gateway (chronoray serve) in front of a running graph; instead of --graph.",
+    )(function)
+
+
+def _client(server: str, token_file: Path | None, tls_ca: Path | None) -> Any:
+    from chronoray.client import GatewayClient
+
+    return GatewayClient(server, token_file=token_file, tls_ca=tls_ca)
+
+
+def _only_with_server(**given: Any) -> None:
+    """Refuse graph options next to ``--server`` (the gateway decides them)."""
+    used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value]
+    if used:
+        raise click.UsageError(f"{', '.join(used)} cannot be used with --server")
+
+
 @dataclass
 class _Settings:
     """What the group's options set, for every command."""
@@ -133,8 +176,13 @@ class _Settings:
         return Config.load(self.config_file, ray_address=self.address, **overrides)
 
 
+PLUGIN_GROUP = "chronoray.commands"
+"""Entry-point group of commands other packages add (``cep``): loaded only when used, so
+``chronoray`` imports none of the packages built on it."""
+
+
 class _Group(click.Group):
-    """Prints errors about what the user asked for as one line."""
+    """Prints errors about what the user asked for as one line; adds plugin commands."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -142,6 +190,22 @@ class _Group(click.Group):
         except USER_ERRORS as exc:
             click.echo(f"error: {exc}", err=True)  # one line, never wrapped
             sys.exit(1)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *(ep.name for ep in _plugins())})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        found = [ep for ep in _plugins() if ep.name == cmd_name]
+        return found[0].load() if found else None
+
+
+def _plugins() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=PLUGIN_GROUP))
 
 
 @click.group(cls=_Group, context_settings={"show_default": True})
@@ -318,14 +382,146 @@ def stop(settings: _Settings, name: str) -> None:
     console.print(f"stopped graph [bold]{name}[/]; its logs stay in {graph.log_dir}")
 
 
-# -- ingestion ----------------------------------------------------------------------------
+# -- network gateway ----------------------------------------------------------------------
+
+
+def _gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[_F], _F]:
+    """An option that sets the ``GatewaySettings`` field ``field``, read from the same
+    env name (``CHRONORAY_GATEWAY_<FIELD>``) and, below both, the settings file's
+    ``[gateway]`` table."""
+    return click.option(
+        *decls,
+        field,
+        envvar=env_name(field, "CHRONORAY_GATEWAY_"),
+        show_envvar=True,
+        default=None,
+        show_default=False,
+        **kwargs,
+    )
 
 
 @main.command()
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+@graph_option
+@_gateway_setting("host", "--host", help="Address to listen on [default: 127.0.0.1].")
+@_gateway_setting("port", "--port", type=click.IntRange(0, 65535), help="Port [default: 50051].")
+@_gateway_setting(
+    "auth", "--auth/--no-auth", help="Token authentication [default: on; --no-auth: off]."
 )
-@format_option
+@_gateway_setting(
+    "token_file",
+    "--token-file",
+    type=click.Path(dir_okay=False),
+    help="File holding the token [default: ~/.chronoray/gateway-token, made if missing].",
+)
+@_gateway_setting(
+    "tls_cert",
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    help="PEM certificate chain; with --tls-key the gateway speaks TLS only.",
+)
+@_gateway_setting(
+    "tls_key", "--tls-key", type=click.Path(exists=True, dir_okay=False), help="Its PEM key."
+)
+@_gateway_setting(
+    "max_message_bytes", "--max-message-bytes", type=int, help="Largest message [16 MiB]."
+)
+@_gateway_setting(
+    "rate_limit", "--rate-limit", type=float, help="Requests/s per client address [1000]."
+)
+@_gateway_setting(
+    "output_dir",
+    "--output-dir",
+    help="Where snapshots and analyses asked for are written [chronoray-gateway].",
+)
+@_gateway_setting("grace", "--grace", type=float, help="Seconds calls get at shutdown [10].")
+@click.option("--detach", is_flag=True, help="Run the gateway as a Ray actor of the graph.")
+@click.option("--stop", "stop_actor", is_flag=True, help="Stop the graph's gateway actor.")
+@click.pass_obj
+def serve(
+    settings: _Settings, graph_name: str | None, detach: bool, stop_actor: bool, **given: Any
+) -> None:
+    """Serve a running graph over gRPC (chronoray.v1: ingestion, queries, snapshots,
+    subscriptions, analyses) until Ctrl-C or the graph stops; or, with --detach, from a
+    Ray actor of the graph that lives as long as it does."""
+    from chronoray import gateway
+
+    if graph_name is None:
+        raise click.UsageError("give --graph NAME (a running graph; see chronoray ls)")
+    config = settings.config()
+    if stop_actor:
+        found = gateway.stop_gateway_actor(graph_name, config)
+        console.print(f"stopped the gateway of {graph_name}" if found else "no gateway actor")
+        return
+    gateway_settings = gateway.GatewaySettings.load(settings.config_file, **given)
+    if detach:
+        line = gateway.start_gateway_actor(graph_name, gateway_settings, config)
+        console.print(f"{line}, from a Ray actor (chronoray serve --graph {graph_name} --stop)")
+        return
+    served = gateway.serve(graph_name, gateway_settings, config, announce=console.print)
+    counters = served.service.counters
+    console.print(
+        f"stopped: {counters.records:,} records in {counters.batches:,} batches acknowledged"
+    )
+    _note_logs()
+
+
+# -- ingestion ----------------------------------------------------------------------------
+
+
+def _columns(text: str | None) -> dict[str, str]:
+    """``--props a,w=b``: property name -> column (a bare column is its own name)."""
+    pairs = [part.strip() for part in (text or "").split(",") if part.strip()]
+    return dict((p.split("=", 1) if "=" in p else (p, p)) for p in pairs)  # type: ignore[misc]
+
+
+def spark_table_options(function: _F) -> _F:
+    """``--spark FILE_OR_DIR`` and the columns that make an update of its rows."""
+    options = [
+        click.option(
+            "--spark",
+            "spark_path",
+            type=click.Path(exists=True, path_type=Path),
+            default=None,
+            help="Read this Parquet or CSV file or directory with Spark (in the cluster) and "
+            "ingest its rows through the object store; instead of PATH.",
+        ),
+        click.option("--src", default=None, help="--spark: column of the edge's source."),
+        click.option("--dst", default=None, help="--spark: column of the edge's target."),
+        click.option("--time", "time_col", default=None, help="--spark: event time column."),
+        click.option("--kind", default=None, help="--spark: column of update kinds."),
+        click.option(
+            "--props", default=None, help="--spark: property columns, comma-separated (NAME=COL)."
+        ),
+        click.option(
+            "--ids",
+            type=click.Choice(["int", "str"]),
+            default="int",
+            help="--spark: vertex ids as integers (text ids checked) or as text.",
+        ),
+        click.option(
+            "--parts", type=int, default=None, help="--spark: source actors [default: shards]."
+        ),
+        click.option(
+            "--header/--no-header",
+            default=True,
+            help="--spark csv: the first line names the columns (else _c0, _c1, ...).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([*_FORMATS, "parquet", "csv"]),
+    default=None,
+    help="PATH: snap or bitcoin-csv [default: snap]; --spark: parquet or csv [default: parquet].",
+)
+@spark_table_options
 @shards_option
 @graph_option
 @log_dir_option(exists=False)
@@ -333,14 +529,15 @@ def stop(settings: _Settings, name: str) -> None:
     "--on-error",
     type=click.Choice(["raise", "skip"]),
     default="raise",
-    help="raise: stop at a malformed record; skip: count it and write it to --rejects.",
+    help="raise: stop at a malformed record (--spark: refuse the whole table); skip: count it "
+    "and write it to --rejects.",
 )
 @click.option(
     "--rejects",
     type=click.Path(path_type=Path),
     default=None,
     help="File for skipped records and late updates [default: LOG_DIR/rejects.tsv, or "
-    "./rejects.tsv with --graph].",
+    "./rejects.tsv with --graph; --spark: a Parquet table, rejects.parquet].",
 )
 @click.option(
     "--sort",
@@ -375,9 +572,17 @@ def stop(settings: _Settings, name: str) -> None:
     is_flag=True,
     help="Start the source actor and return (named graphs; see chronoray ls).",
 )
+@server_options
+@click.option(
+    "--records-per-batch",
+    type=click.IntRange(min=1),
+    default=1000,
+    help="--server: records per batch (each acknowledged once logged).",
+)
 def ingest(
     paths: tuple[Path, ...],
-    fmt: str,
+    fmt: str | None,
+    spark_path: Path | None,
     shards: int | None,
     graph_name: str | None,
     log_dir: Path | None,
@@ -389,68 +594,236 @@ def ingest(
     idle_timeout: float | None,
     source_id: str | None,
     detach: bool,
+    server: str | None,
+    token_file: Path | None,
+    tls_ca: Path | None,
+    records_per_batch: int,
+    **table: Any,
 ) -> None:
-    """Ingest edge files into a running graph (--graph) or the graph persisted in LOG_DIR
-    (created if new), through source actors in the cluster. Several files are fed at
-    once, merged by event time."""
-    from chronoray.sources import MalformedRecord, OutOfOrder, open_source
-
+    """Ingest edge files (PATHS; several are fed at once, merged by event time), or a
+    table Spark reads (--spark), into a running graph (--graph) or the graph persisted in
+    LOG_DIR (created if new), through source actors in the cluster; or an edge file
+    through a gateway (--server), resuming after what the graph logged of this source
+    already."""
+    if bool(paths) == (spark_path is not None):
+        raise click.UsageError("give edge files PATHS or --spark FILE_OR_DIR (one of them)")
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
     if source_id is not None and len(paths) > 1:
         raise click.UsageError("--source-id names one file")
-    sources = [open_source(p, fmt, name=source_id) for p in paths]  # type: ignore[arg-type]
+    event_time = {"sort": sort, "allowed_lateness": allowed_lateness is not None}
+    if spark_path is None:
+        _file_options(fmt, table)
+    else:
+        _only_with_files("--spark", **event_time)  # Spark orders the rows itself
+        fmt = _table_options(fmt, detach, table)
+    if server is not None:
+        _only_with_server(
+            spark=spark_path, graph=graph_name, log_dir=log_dir, shards=shards, detach=detach,
+            rejects=rejects,
+        )  # fmt: skip
+        _only_with_files("--server", **event_time)
+        if on_error != "raise" or len(paths) > 1:
+            raise click.UsageError("--server takes one PATH, and not --on-error skip")
+        from chronoray.sources import open_source
+
+        source = open_source(paths[0], fmt or "snap", name=source_id)  # type: ignore[arg-type]
+        _ingest_through(server, _client(server, token_file, tls_ca), source, records_per_batch)
+        return
     sets_aside = on_error == "skip" or (allowed_lateness is not None and late == "reject")
     if sets_aside and rejects is None:
-        rejects = (log_dir or Path(".")) / "rejects.tsv"
+        name = "rejects.tsv" if spark_path is None else "rejects.parquet"
+        rejects = (log_dir or Path(".")) / name
     options = {
         "on_error": on_error,
         "rejects": rejects,
-        "wait": not detach,
+        "sort": sort,
         "allowed_lateness": allowed_lateness,
         "late": late,
-        "sort": sort,
         "idle_timeout": idle_timeout or 0.0,
     }
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
-        try:
-            if len(sources) == 1:
-                reports = [graph.ingest(sources[0], progress=sys.stderr.isatty(), **options)]
-            else:
-                reports = graph.ingest_many(sources, **options)
-        except MalformedRecord as exc:
-            _err.print(f"[red]error:[/] malformed record at {exc}")
-            _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
-            sys.exit(2)
-        except OutOfOrder as exc:
-            click.echo(f"error: {exc}", err=True)  # one line, never wrapped
-            click.echo("nothing of this file was ingested", err=True)
-            sys.exit(2)
-        if detach:
-            for job in reports:
-                console.print(f"source {job.name} feeding graph {graph_name}")
+        if spark_path is None:
+            summary = _ingest_files(graph, paths, fmt, source_id, detach, options)
+        else:
+            summary = _ingest_table(graph, spark_path, fmt, on_error, rejects, source_id, table)
+        if summary is None:  # detached
             return
         stats = graph.stats()
-    for report in reports:
-        _print_report(report, rejects)
+    console.print(summary)
     console.print(_stats_table(stats.as_dict()))
 
 
-def _print_report(report: Any, rejects: Path | None) -> None:
+def _only_with_files(option: str, **given: bool) -> None:
+    """Refuse the event-time options of edge files next to ``option``."""
+    used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value]
+    if used:
+        raise click.UsageError(f"{', '.join(used)} cannot be used with {option}")
+
+
+_TABLE_OPTIONS = {
+    "src": "--src",
+    "dst": "--dst",
+    "time_col": "--time",
+    "kind": "--kind",
+    "props": "--props",
+    "parts": "--parts",
+}
+
+
+def _file_options(fmt: str | None, table: dict[str, Any]) -> None:
+    """Refuse table options for an edge file."""
+    if fmt in ("parquet", "csv"):
+        raise click.UsageError(f"--format {fmt} reads a table with Spark: give it with --spark")
+    given = [option for key, option in _TABLE_OPTIONS.items() if table[key] is not None]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: options of --spark tables, not of PATH")
+
+
+def _table_options(fmt: str | None, detach: bool, table: dict[str, Any]) -> str:
+    """The table format (``parquet`` unless given); refuse what a table cannot do."""
+    fmt = fmt or "parquet"
+    if fmt not in ("parquet", "csv"):
+        raise click.UsageError(f"--spark reads parquet or csv tables, not {fmt}")
+    if detach:
+        raise click.UsageError(
+            "--detach cannot be used with --spark: the rows stay in this process's object "
+            "store until they are ingested"
+        )
+    missing = [_TABLE_OPTIONS[key] for key in ("src", "dst", "time_col") if not table[key]]
+    if missing:
+        raise click.UsageError(f"--spark needs the columns {', '.join(missing)}")
+    return fmt
+
+
+def _ingest_files(
+    graph: Any,
+    paths: tuple[Path, ...],
+    fmt: str | None,
+    source_id: str | None,
+    detach: bool,
+    options: dict[str, Any],
+) -> str | None:
+    """Feed the edge files ``paths`` (several: at once, merged by event time); the
+    summary lines (``None``: detached)."""
+    from chronoray.sources import MalformedRecord, OutOfOrder, open_source
+
+    sources = [open_source(p, fmt or "snap", name=source_id) for p in paths]  # type: ignore[arg-type]
+    try:
+        if len(sources) == 1:
+            reports = [
+                graph.ingest(sources[0], progress=sys.stderr.isatty(), wait=not detach, **options)
+            ]
+        else:
+            reports = graph.ingest_many(sources, wait=not detach, **options)
+    except MalformedRecord as exc:
+        _err.print(f"[red]error:[/] malformed record at {exc}")
+        _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
+        sys.exit(2)
+    except OutOfOrder as exc:
+        click.echo(f"error: {exc}", err=True)  # one line, never wrapped
+        click.echo("nothing of this file was ingested", err=True)
+        sys.exit(2)
+    if detach:
+        for job in reports:
+            console.print(f"source {job.name} feeding graph {graph.name}")
+        return None
+    return "\n".join(_report_lines(report, options["rejects"]) for report in reports)
+
+
+def _report_lines(report: Any, rejects: Path | None) -> str:
     """One ingestion's counters, its event-time ones included."""
-    console.print(
+    text = (
         f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
         f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
         + (f" (written to {rejects})" if report.rejected else "")
     )
     if report.out_of_order or report.late_rejected or report.late_applied:
-        line = (
-            f"  event time: {report.out_of_order:,} updates out of order, the latest by "
+        text += (
+            f"\n  event time: {report.out_of_order:,} updates out of order, the latest by "
             f"{show_time(report.max_lateness)} s; late: {report.late_rejected:,} rejected"
             + (f" (written to {rejects})" if report.late_rejected and rejects else "")
             + f", {report.late_applied:,} applied at the watermark"
         )
-        console.print(line)
+    return text
+
+
+def _ingest_table(
+    graph: Any,
+    path: Path,
+    fmt: str,
+    on_error: str,
+    rejects: Path | None,
+    source_id: str | None,
+    table: dict[str, Any],
+) -> str:
+    """``ingest --spark``: Spark reads the table, checks, parts and orders its rows, and
+    source actors feed the parts (see ``GraphCluster.ingest_spark``); the summary line."""
+    from chronoray.sources import MalformedRecord
+    from spark_bridge.ingest import read_table
+
+    with console.status("Spark: reading the table (the first start takes ~10 s)"):
+        frame = read_table(graph.spark(), str(path), fmt, table["header"])  # type: ignore[arg-type]
+    try:
+        with console.status("Spark: checking, parting and ordering the rows"):
+            job = graph.ingest_spark(
+                frame,
+                src=table["src"],
+                dst=table["dst"],
+                time=table["time_col"],
+                kind=table["kind"],
+                props=_columns(table["props"]),
+                source=source_id or path.name,
+                ids=table["ids"],
+                parts=table["parts"],
+                on_error=on_error,
+                rejects=rejects,
+                wait=False,
+            )
+        report = job.wait(progress=sys.stderr.isatty())
+    except MalformedRecord as exc:
+        _err.print(f"[red]error:[/] bad row at {exc}")
+        _err.print("nothing was ingested (see --on-error skip)")
+        sys.exit(2)
+    graph.wait_idle()
+    return (
+        f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
+        f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s); "
+        f"rejected {report.rejected:,}"
+        + (f" (written to {report.rejects})" if report.rejects else "")
+    )
+
+
+def _ingest_through(server: str, client: Any, source: Any, batch: int) -> None:
+    """``ingest --server``: feed ``source`` through the gateway with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from chronoray.ingest import count_lines
+    from chronoray.sources import MalformedRecord
+
+    total = count_lines(source.path) if hasattr(source, "path") else None
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with client, Progress(*columns, console=_err, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task(f"ingest {source.name} via {server}", total=total)
+        try:
+            result = client.ingest(
+                source,
+                batch_size=batch,
+                retry=30.0,
+                on_ack=lambda ack: bar.update(task, completed=ack.through_offset),
+            )
+        except MalformedRecord as exc:
+            _err.print(f"[red]error:[/] malformed record at {exc}")
+            _err.print("everything before it was ingested; nothing after it")
+            sys.exit(2)
+        stats = client.stats()
+    console.print(
+        f"ingested {result.sent - result.skipped:,} new records of {result.source} through "
+        f"{server} in {result.seconds:.1f} s ({result.rate:,.0f}/s): {result.batches:,} "
+        f"batches, each acknowledged once logged; resumed after offset "
+        f"{result.resumed_after:,} ({result.skipped:,} records sent again were applied already)"
+    )
+    console.print(_stats_table(stats))
 
 
 # -- queries ------------------------------------------------------------------------------
@@ -459,9 +832,33 @@ def _print_report(report: Any, rejects: Path | None) -> None:
 @main.command()
 @graph_option
 @log_dir_option()
+@server_options
 @json_option
-def stats(graph_name: str | None, log_dir: Path | None, as_json: bool) -> None:
-    """Vertex and edge totals, per shard, of a running graph or the one in LOG_DIR."""
+def stats(
+    graph_name: str | None,
+    log_dir: Path | None,
+    server: str | None,
+    token_file: Path | None,
+    tls_ca: Path | None,
+    as_json: bool,
+) -> None:
+    """Vertex and edge totals, per shard, of a running graph (--graph, or --server through
+    a gateway) or the one in LOG_DIR."""
+    if server is not None:
+        _only_with_server(graph=graph_name, log_dir=log_dir)
+        with _client(server, token_file, tls_ca) as client:
+            result = client.stats()
+        if as_json:
+            click.echo(json.dumps(result, indent=2))
+            return
+        console.print(_stats_table(result))
+        g = result["gateway"]
+        console.print(
+            f"gateway {server} (graph {result['graph']}): {g['ingest_streams']} ingestion "
+            f"stream(s), {g['subscriptions']} subscription(s) open; {g['records']:,} records "
+            f"in {g['batches']:,} batches acknowledged"
+        )
+        return
     with _graph(graph_name, log_dir) as graph:
         result = graph.stats().as_dict()
         problems = graph.status().describe() if graph_name else []
@@ -710,6 +1107,35 @@ def demo(out: Path, shards: int) -> None:
     _note_logs()
 
 
+@main.command()
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("chronoray-pipeline"),
+    help="Where the graph's logs and the result go (its logs are replaced).",
+)
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Ratings CSV (SRC,DST,RATING,TIME) [default: the shipped Bitcoin OTC copy].",
+)
+@click.option("--at", type=float, default=None, help="Time of the snapshot Spark analyses.")
+@click.option("--shards", type=int, default=2)
+def pipeline(out: Path, data: Path | None, at: float | None, shards: int) -> None:
+    """Spark as the data pipeline: read Bitcoin OTC with Spark, derive a column, ingest
+    it with a live PageRank running, take a snapshot at T, analyse it in Spark, write
+    OUT/trust.parquet -- one program, one Spark session."""
+    from chronoray.datasets import bitcoinotc_path
+    from chronoray.pipeline import AT, run_pipeline
+
+    log_dir = out / "logs"
+    if log_dir.exists():
+        shutil.rmtree(log_dir)
+    run_pipeline(data or bitcoinotc_path(), out, at=AT if at is None else at, shards=shards)
+    _note_logs()
+
+
 _LIVE_CHOICES = ["degrees", "pagerank", "bfs", "wcc"]
 
 
@@ -823,6 +1249,11 @@ def live(
 @click.option("--type", "types", multiple=True, help="Only vertices of this type (repeatable).")
 @click.option("--vertex", "vertices", multiple=True, help="Only this vertex id (repeatable).")
 @click.option(
+    "--predicate",
+    default=None,
+    help="Only updates passing this registered predicate (created, deleted, changed).",
+)
+@click.option(
     "--since",
     type=float,
     default=None,
@@ -831,6 +1262,7 @@ def live(
 )
 @click.option("--limit", type=int, default=None, help="Stop after this many notifications.")
 @click.option("--buffer", type=int, default=10_000, help="Per-shard buffer.")
+@server_options
 @json_option(help="One JSON object per line.")
 def subscribe(
     graph_name: str | None,
@@ -839,20 +1271,45 @@ def subscribe(
     fmt: str,
     types: tuple[str, ...],
     vertices: tuple[str, ...],
+    predicate: str | None,
     since: float | None,
     limit: int | None,
     buffer: int,
+    server: str | None,
+    token_file: Path | None,
+    tls_ca: Path | None,
     as_json: bool,
 ) -> None:
     """Print a notification stream of vertex updates: replayed from the logs (--since),
-    and/or live while --ingest feeds a file (or, with --graph, while others ingest)."""
+    and/or live while --ingest feeds a file (or, with --graph or --server, while others
+    ingest)."""
+    from chronoray.gateway.predicates import PREDICATES
     from chronoray.sources import open_source
 
+    ids = [_vertex_id(v) for v in vertices] or None
+    if predicate is not None and predicate not in PREDICATES:
+        raise click.BadParameter(
+            f"{predicate!r}; registered: {', '.join(sorted(PREDICATES))}", param_hint="--predicate"
+        )
+    if server is not None:
+        _only_with_server(graph=graph_name, log_dir=log_dir, ingest=ingest_path)
+        with _client(server, token_file, tls_ca) as client:
+            with client.subscribe(types, ids, predicate, since=since, buffer=buffer) as remote:
+                for printed, item in enumerate(remote, start=1):
+                    _print_notification(item, as_json)
+                    if limit is not None and printed >= limit:
+                        break
+        return
     if ingest_path is None and since is None and graph_name is None:
         since = float("-inf")
     with _graph(graph_name, log_dir, create=True) as graph:
-        ids = [_vertex_id(v) for v in vertices] or None
-        sub = graph.subscribe(types=list(types) or None, ids=ids, buffer=buffer, since=since)
+        sub = graph.subscribe(
+            types=list(types) or None,
+            ids=ids,
+            predicate=None if predicate is None else PREDICATES[predicate],
+            buffer=buffer,
+            since=since,
+        )
         job = None
         if ingest_path is not None:
             job = graph.ingest(open_source(ingest_path, fmt), wait=False)  # type: ignore[arg-type]
@@ -925,19 +1382,6 @@ def _stats_table(stats: dict[str, Any]) -> Table | Group:
             f"{c['late_applied']:,}",
         )
     return Group(table, per_source)
-
-
-@main.command(
-    "cep",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-    add_help_option=False,
-)
-@click.pass_context
-def cep_command(ctx: click.Context) -> None:
-    """Complex event processing (GraphCEP): DEBS 2016 Q1 and Q2 (see cep --help)."""
-    from cep.cli import cep  # imported on use: the rest of the CLI does not load cep
-
-    cep.main(ctx.args, prog_name="chronoray cep")
 
 
 if __name__ == "__main__":

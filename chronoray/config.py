@@ -5,16 +5,45 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Config", "env_name"]
+__all__ = ["Config", "env_name", "load_settings", "read_settings_file"]
+
+_T = TypeVar("_T")
+_TABLES = ("gateway",)
+"""Tables of a settings file that belong to other settings (``[gateway]``: the gRPC
+gateway's), not to :class:`Config`."""
 
 
-def env_name(field_name: str) -> str:
+def env_name(field_name: str, prefix: str = "CHRONORAY_") -> str:
     """The environment variable that sets ``field_name`` (e.g. ``CHRONORAY_NUM_SHARDS``)."""
-    return f"CHRONORAY_{field_name.upper()}"
+    return f"{prefix}{field_name.upper()}"
+
+
+def read_settings_file(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The TOML settings file ``path`` as a dict (empty without a path)."""
+    return {} if path is None else tomllib.loads(Path(path).read_text())
+
+
+def load_settings(
+    cls: type[_T], section: Mapping[str, Any], prefix: str, overrides: Mapping[str, Any]
+) -> _T:
+    """An instance of the dataclass ``cls``: its defaults, then ``section`` (a table of a
+    settings file), then the environment variables ``<prefix><FIELD>``, then
+    ``overrides`` whose value is not ``None``. Unknown names are refused."""
+    values: dict[str, Any] = dict(section)
+    for f in fields(cls):  # type: ignore[arg-type]
+        raw = os.environ.get(env_name(f.name, prefix))
+        if raw is not None:
+            values[f.name] = _parse(f, raw, prefix)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    unknown = set(values) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    if unknown:
+        raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -71,19 +100,9 @@ class Config:
     def load(cls, path: str | os.PathLike[str] | None = None, **overrides: Any) -> Config:
         """Defaults, then the TOML file ``path`` (table ``[chronoray]`` or top level), then
         ``CHRONORAY_*`` variables, then ``overrides`` whose value is not ``None``."""
-        values: dict[str, Any] = {}
-        if path is not None:
-            data = tomllib.loads(Path(path).read_text())
-            values.update(data.get("chronoray", data))
-        for f in fields(cls):
-            raw = os.environ.get(env_name(f.name))
-            if raw is not None:
-                values[f.name] = _parse(f, raw)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        unknown = set(values) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        return cls(**values)
+        data = read_settings_file(path)
+        section = data.get("chronoray", {k: v for k, v in data.items() if k not in _TABLES})
+        return load_settings(cls, section, "CHRONORAY_", overrides)
 
     def __post_init__(self) -> None:
         for name in (
@@ -106,19 +125,20 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
-def _parse(f: dataclasses.Field[Any], raw: str) -> Any:
+def _parse(f: dataclasses.Field[Any], raw: str, prefix: str) -> Any:
     kind = str(f.type)
+    name = env_name(f.name, prefix)
     if kind.startswith("bool"):
         if raw.lower() in ("1", "true", "yes", "on"):
             return True
         if raw.lower() in ("0", "false", "no", "off"):
             return False
-        raise ValueError(f"{env_name(f.name)}={raw!r} is not a boolean")
+        raise ValueError(f"{name}={raw!r} is not a boolean")
     try:
         if kind.startswith("int"):
             return int(raw)
         if kind.startswith("float"):
             return float(raw)
     except ValueError:
-        raise ValueError(f"{env_name(f.name)}={raw!r} is not a number") from None
+        raise ValueError(f"{name}={raw!r} is not a number") from None
     return raw

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 __all__ = [
     "ClusterUnreachable",
+    "GatewayError",
     "GraphExists",
     "GraphNotFound",
     "LogDirInUse",
     "ShardsUnavailable",
     "SnapshotNotReady",
     "SourceBusy",
+    "SourceMismatch",
     "USER_ERRORS",
 ]
 
@@ -44,17 +46,37 @@ class SourceBusy(ValueError):
     """A source of that name is feeding the graph already."""
 
 
+class SourceMismatch(ValueError):
+    """Other data under a source name whose offsets would not name the same rows."""
+
+
 class ClusterUnreachable(ConnectionError):
     """No Ray cluster answers at the address given."""
 
 
+class GatewayError(RuntimeError):
+    """A gateway refused a call or could not be reached: ``code`` is the gRPC status code's
+    name (``NOT_FOUND``, ``INVALID_ARGUMENT``, ``UNAUTHENTICATED``, ``UNAVAILABLE``...),
+    ``details`` what the server (or gRPC) said."""
+
+    def __init__(self, code: str, details: str) -> None:
+        super().__init__(code, details)
+        self.code = code
+        self.details = details
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.details}"
+
+
 USER_ERRORS = (
     ClusterUnreachable,
+    GatewayError,
     GraphExists,
     GraphNotFound,
     LogDirInUse,
     ShardsUnavailable,
     SnapshotNotReady,
     SourceBusy,
+    SourceMismatch,
 )
 """Errors about what the user asked for, reported as one line without a traceback."""

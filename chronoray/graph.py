@@ -34,8 +34,9 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +55,7 @@ from chronoray.errors import (
     ShardsUnavailable,
     SnapshotNotReady,
     SourceBusy,
+    SourceMismatch,
 )
 from chronoray.ingest import (
     FeedPump,
@@ -77,7 +79,7 @@ from ephemeral.live import (
     start_computation,
     subscribe,
 )
-from ephemeral.notify import NotificationFilter, StatePredicate
+from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
 from shards.core import VertexNotFound, source_channel
 from shards.progress import Progress
 from shards.routing import shard_of
@@ -91,6 +93,7 @@ from vertex.records import Update, VertexId
 
 if TYPE_CHECKING:
     from chronoray.analysis import AnalysisResult
+    from chronoray.spark_source import SparkIngestJob, SparkIngestReport
 
 __all__ = [
     "GraphCluster",
@@ -104,6 +107,7 @@ __all__ = [
     "ShardsUnavailable",
     "SnapshotNotReady",
     "SourceBusy",
+    "SourceMismatch",
     "VertexNotFound",
 ]
 
@@ -476,7 +480,7 @@ class GraphCluster:
         if progress is True and total is None and isinstance(path, Path):
             total = count_lines(path)
         reject_path = None if rejects is None else str(Path(rejects).resolve())
-        self._open_sources([source])
+        self._open_sources([source.name])
         feed = feed_options(source, halves=self.types.stream_edges, **options)  # type: ignore[arg-type]
         if in_driver:
             return self._ingest_here(source, on_error, reject_path, progress, total, on_batch, feed)
@@ -525,7 +529,7 @@ class GraphCluster:
         if any(here) and not wait:
             raise ValueError("sources fed from the driver need wait=True")
         reject_path = None if rejects is None else str(Path(rejects).resolve())
-        self._open_sources(sources)
+        self._open_sources([s.name for s in sources])
         halves = self.types.stream_edges
         feeds = [feed_options(s, halves=halves, **options) for s in sources]
         jobs = [
@@ -545,16 +549,16 @@ class GraphCluster:
         self.wait_idle()
         return reports
 
-    def _open_sources(self, sources: list[Source]) -> None:
-        """Register ``sources`` with the controller, all before any of them sends; a
-        name already feeding is refused (:class:`SourceBusy`) and nothing is opened."""
+    def _open_sources(self, names: list[str]) -> None:
+        """Register sources ``names`` with the controller, all before any of them sends;
+        a name already feeding is refused (:class:`SourceBusy`) and nothing is opened."""
         opened: list[str] = []
-        for src in sources:
-            if not ray.get(self._controller.open_source.remote(src.name)):
+        for name in names:
+            if not ray.get(self._controller.open_source.remote(name)):
                 for done in opened:
                     ray.get(self._controller.close_source.remote(done, {"report": None}))
-                raise SourceBusy(f"source {src.name!r} is already feeding this graph")
-            opened.append(src.name)
+                raise SourceBusy(f"source {name!r} is already feeding this graph")
+            opened.append(name)
 
     def _start_source(
         self,
@@ -591,6 +595,69 @@ class GraphCluster:
         ray.get(self._controller.source_actor.remote(source.name, actor))
         return IngestJob(source.name, actor, self._controller, total)
 
+    def ingest_spark(
+        self,
+        frame: Any,
+        *,
+        src: str,
+        dst: str | None,
+        time: str,
+        kind: str | None = None,
+        props: Sequence[str] | Mapping[str, str] | None = None,
+        source: str,
+        ids: Literal["int", "str"] | None = None,
+        parts: int | None = None,
+        on_error: Literal["raise", "skip"] = "raise",
+        rejects: str | Path | None = None,
+        progress: Progress = False,
+        wait: bool = True,
+    ) -> SparkIngestReport | SparkIngestJob:
+        """Feed a Spark DataFrame (of this process's RayDP session, :meth:`spark`) into the
+        graph, one row per update, through the Ray object store -- never a file.
+
+        ``src``, ``dst``, ``time`` name the columns of an edge's source, target and event
+        time; ``kind`` a column of update kinds (``add_edge``, ``remove_edge``,
+        ``add_vertex``...; default: every row adds an edge); ``props`` the property
+        columns (a list, or ``{property: column}``); ``ids`` forces ``int`` or ``str``
+        vertex ids. Spark checks every row (null or non-integer ids, null, non-numeric,
+        NaN, infinite or negative times, unknown kinds): with ``on_error="raise"`` a bad
+        row refuses the whole ingest before anything is applied
+        (:class:`~chronoray.sources.MalformedRecord` naming its position in the
+        DataFrame); with ``"skip"`` bad rows are counted and appended to the Parquet
+        table ``rejects`` with their position and reason.
+
+        Spark then splits the rows into ``parts`` (default: one per shard) by the shard of
+        their source vertex and sorts each by time; one source actor per part feeds it
+        (in parallel, each a disjoint set of vertices in time order, so time cuts are
+        exact). A row's id is ``(source[part/parts fingerprint], rank in its part)``:
+        the same rows ingested again under ``source`` -- in any order -- are applied
+        once; other rows under a used name are refused
+        (:class:`~chronoray.errors.SourceMismatch`). Returns the
+        :class:`~chronoray.spark_source.SparkIngestReport` once every row is applied and
+        the graph is idle (``progress=True`` draws a bar fed by the source actors), or
+        with ``wait=False`` a :class:`~chronoray.spark_source.SparkIngestJob` at once
+        (this process owns the rows in the object store: keep it until the job ends).
+        """
+        from chronoray.spark_source import start_spark_ingest
+        from spark_bridge.ingest import UpdateColumns
+
+        columns = UpdateColumns.of(src, dst, time, kind, props, ids)
+        job = start_spark_ingest(
+            self,
+            frame,
+            columns,
+            active=ray.get(self._controller.sources.remote()),
+            source=source,
+            parts=parts or self.num_shards,
+            on_error=on_error,
+            rejects=None if rejects is None else str(Path(rejects).resolve()),
+        )
+        if not wait:
+            return job
+        report = job.wait(progress)
+        self.wait_idle()
+        return report
+
     def _ingest_here(
         self,
         source: Source,
@@ -601,33 +668,61 @@ class GraphCluster:
         on_batch: Callable[[int], None] | None,
         options: dict[str, Any],
     ) -> IngestReport:
-        c = self.config
-        floor = ray.get(self._controller.source_floor.remote(source.name))
-        pump = FeedPump.resume(
-            source.name,
-            self._shards,
-            self._controller,
-            c.batch_size,
-            c.max_inflight,
-            floor=floor,
-            **options,
-        )
-        pump.on_batch = on_batch
-        self._pumps[source.name] = pump
         final: dict[str, Any] = {"report": None, "error": None}
-        try:
+        with self.feeding(source.name, final, opened=True, **options) as pump:
+            pump.on_batch = on_batch
             with ingest_reporter(progress, source.name, total) as bar:
                 report, error = feed_source(
                     pump, source, on_error, rejects, lambda n: bar(dict(pump.progress(), read=n))
                 )
             final["report"] = report.as_dict()
-        finally:  # closed first: a time cut never sees it active without its pump
-            ray.get(self._controller.close_source.remote(source.name, final))
-            del self._pumps[source.name]
         self.wait_idle()
         if error is not None:
             raise error
         return report
+
+    @contextmanager
+    def feeding(
+        self,
+        name: str,
+        final: dict[str, Any] | None = None,
+        *,
+        opened: bool = False,
+        **options: Any,
+    ) -> Iterator[FeedPump]:
+        """Feed source ``name`` from this process (the gRPC gateway feeds its streams this
+        way): the source is registered with the graph's controller (:class:`SourceBusy`
+        if a source of that name is feeding already; ``opened``: it was, with others),
+        and the :class:`~chronoray.ingest.FeedPump` yielded skips every update the shards
+        applied already. ``pump.run(updates, tick)`` returns once all of ``updates`` are
+        logged; it can be called again with the next ones (``end=True``: the last). Its
+        updates must come in time order, and not before what other sources fed already
+        (:class:`~shards.watermark.OutOfOrder`), unless ``options`` (those of
+        :func:`~chronoray.ingest.feed_options`) say otherwise. Meanwhile a time snapshot
+        through this handle asks the pump how far the source has read. On exit the source
+        is closed (its frontier no longer holds messages back) with ``final`` as its
+        report."""
+        if not opened:
+            self._open_sources([name])
+        try:
+            c = self.config
+            floor = ray.get(self._controller.source_floor.remote(name))
+            options = {"halves": self.types.stream_edges, **options}
+            pump = FeedPump.resume(
+                name,
+                self._shards,
+                self._controller,
+                c.batch_size,
+                c.max_inflight,
+                floor=floor,
+                **options,
+            )
+            self._pumps[name] = pump
+            yield pump
+        finally:  # closed first: a time cut never sees it active without its pump
+            report = final if final is not None else {"report": None, "error": None}
+            ray.get(self._controller.close_source.remote(name, report))
+            self._pumps.pop(name, None)
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until no message is pending anywhere: two consecutive rounds of shard
@@ -944,15 +1039,19 @@ class GraphCluster:
         *,
         buffer: int = 10_000,
         since: float | None = None,
+        resume: StreamPosition | None = None,
     ) -> Subscription:
         """A notification stream of vertex updates: all of them, or only of vertex
         ``types``, of vertex ``ids``, and/or those where ``predicate(old_state,
         new_state)`` holds. Per vertex in log order; each shard buffers at most ``buffer``
         items per subscription and tells a slow consumer how many it missed
         (``Lagged``). ``since=T`` replays from the logs every update with event time
-        ``>= T`` first, then continues live. Close it when done."""
+        ``>= T`` first, then continues live. ``resume=`` the ``position`` of an earlier
+        stream with the same filter goes on where it stood: what came after it is replayed
+        from the logs, then the stream is live (nothing missed, nothing repeated). Close
+        it when done."""
         spec = NotificationFilter.of(types, ids, predicate)
-        return subscribe(self._live, spec, buffer, since)
+        return subscribe(self._live, spec, buffer, since, resume)
 
     def index(self, name: str) -> Index:
         """The secondary index ``name`` declared by a vertex class (``indexes`` class

@@ -194,10 +194,15 @@ class FeedPump:
         times.append(self.feed.unsent_floor)
         return min(times)
 
-    def run(self, updates: Iterable[Update], tick: Callable[[int], None]) -> None:
-        """Feed every update, then send what is held and wait until the shards applied
-        all of it. Meanwhile a watchdog thread catches the source's watermark up with
-        the other sources' whenever it read nothing for :attr:`idle_timeout` seconds."""
+    def run(
+        self, updates: Iterable[Update], tick: Callable[[int], None], *, end: bool = False
+    ) -> None:
+        """Feed every update, then send what is buffered and wait until the shards
+        applied all of it; ``end``: these are the source's last updates -- what the
+        reordering still holds is released too, and the source promises nothing more
+        (without it, ``run`` can be called again with the next updates). Meanwhile a
+        watchdog thread catches the source's watermark up with the other sources'
+        whenever it read nothing for :attr:`idle_timeout` seconds."""
         self._running = True
         watchdog = threading.Thread(target=self._watch_idle, daemon=True)
         watchdog.start()
@@ -211,7 +216,7 @@ class FeedPump:
         finally:  # also at a bad record: what came before it is applied in full
             self._running = False
             with self.lock:
-                self._send_all(self.feed.end())
+                self._send_all(self.feed.end() if end else self.feed.flush())
             self._applied_all()
             tick(self.feed.read)
 
@@ -416,7 +421,7 @@ def feed_source(
     try:
         if feed.reorder.allowed_lateness is None:
             check_order(source, feed.reorder.floor, feed.applied_before)
-        pump.run(updates, tick)
+        pump.run(updates, tick, end=True)
     except (MalformedRecord, OutOfOrder) as exc:
         error = exc
     finally:

@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ephemeral.computation import Computation
 from ephemeral.live import Index, LiveComputation, Subscription
+from ephemeral.notify import StreamPosition
 from vertex.records import Update, VertexId
 
 __all__ = ["Graph"]
@@ -51,6 +52,7 @@ class Graph(Protocol):
         *,
         buffer: int = 10_000,
         since: float | None = None,
+        resume: StreamPosition | None = None,
     ) -> Subscription:
         """A notification stream of vertex updates."""
         ...

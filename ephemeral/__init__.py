@@ -22,7 +22,7 @@ from ephemeral.computation import Computation, EphemeralContext, VertexView
 from ephemeral.host import LiveHost
 from ephemeral.live import Index, LiveComputation, Subscription
 from ephemeral.local import LiveLocalRuntime
-from ephemeral.notify import Lagged, Notification, NotificationFilter
+from ephemeral.notify import Lagged, Notification, NotificationFilter, StreamPosition
 
 __all__ = [
     "BfsDepth",
@@ -37,6 +37,7 @@ __all__ = [
     "LivePageRank",
     "Notification",
     "NotificationFilter",
+    "StreamPosition",
     "Subscription",
     "VertexView",
     "WeaklyConnectedComponents",

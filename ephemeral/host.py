@@ -14,6 +14,7 @@ s. Everything it holds is in memory and lost with the shard process.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -311,15 +312,24 @@ class LiveHost:
         self, sub_id: str, spec: NotificationFilter, capacity: int, since: float | None
     ) -> int:
         """Open subscription ``sub_id``; with ``since``, replay this shard's log from that
-        event time up to now first. Returns the worker clock it starts after."""
+        event time up to now first; with a ``spec.position`` (a resumed stream), replay
+        what the log holds after it. Returns the worker clock it starts after."""
         core = self.core
         assert core is not None
         replay = None
-        if since is not None:
+        position = spec.position
+        if since is not None or position is not None:
             if core.store is None:
                 raise ValueError("replay needs a logged graph")
             bound = core.worker_clock
-            replay = replay_notifications(core.store, core.shard_id, spec, since, bound)
+            after = 0 if position is None else position.after[core.shard_id]
+            if after > bound or (position is not None and position.start[core.shard_id] > bound):
+                raise ValueError(
+                    f"stream position {position} is ahead of shard {core.shard_id}'s log "
+                    f"(worker clock {bound})"
+                )
+            start = -math.inf if since is None else since
+            replay = replay_notifications(core.store, core.shard_id, spec, start, bound, after)
         self._streams[sub_id] = ShardStream(core.shard_id, spec, capacity, replay)
         self._update_watching()
         return core.worker_clock

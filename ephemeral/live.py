@@ -9,11 +9,12 @@ from __future__ import annotations
 import heapq
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ephemeral.computation import Computation
 from ephemeral.index import id_order
-from ephemeral.notify import Lagged, Notification, NotificationFilter
+from ephemeral.notify import Lagged, Notification, NotificationFilter, StreamPosition
 from shards.routing import shard_of
 from vertex.records import VertexId
 
@@ -195,12 +196,22 @@ class Subscription:
     blocks for more; in-process it stops once every buffer is empty). Items are
     :class:`~ephemeral.notify.Notification` s and :class:`~ephemeral.notify.Lagged`
     markers. Close it (or use it as a context manager) to free the shards' buffers.
+
+    :attr:`position` is where the stream stands after the items returned so far; a
+    subscription made with ``resume=`` that position goes on from there.
     """
 
-    def __init__(self, backend: LiveBackend, sub_id: str, spec: NotificationFilter) -> None:
+    def __init__(
+        self,
+        backend: LiveBackend,
+        sub_id: str,
+        spec: NotificationFilter,
+        position: StreamPosition,
+    ) -> None:
         self._backend = backend
         self.id = sub_id
         self.spec = spec
+        self.position = position
         self._requests: list[Any] = [None] * backend.num_shards
         self._closed = False
 
@@ -219,6 +230,9 @@ class Subscription:
             if req is not None and any(req is d for d in done):
                 self._requests[k] = None
                 out.extend(backend.result(req))
+        for item in out:
+            if isinstance(item, Notification):
+                self.position = self.position.advanced(item)
         return out
 
     def __iter__(self) -> Iterator[Notification | Lagged]:
@@ -307,8 +321,21 @@ def subscribe(
     spec: NotificationFilter,
     buffer: int,
     since: float | None,
+    resume: StreamPosition | None = None,
 ) -> Subscription:
-    """Open a subscription on every shard."""
+    """Open a subscription on every shard (``resume``: go on from that position of an
+    earlier stream of the same filter; ``since`` is then the earlier stream's)."""
     sub_id = new_id("sub")
-    call_all(backend, "subscribe", sub_id, spec, buffer, since)
-    return Subscription(backend, sub_id, spec)
+    if resume is not None:
+        if len(resume.after) != backend.num_shards:
+            raise ValueError(
+                f"a stream position of {len(resume.after)} shards for a graph of "
+                f"{backend.num_shards}"
+            )
+        spec = replace(spec, position=resume)
+        since = None
+    starts = call_all(backend, "subscribe", sub_id, spec, buffer, since)
+    if resume is None:
+        after = tuple(starts) if since is None else (0,) * len(starts)
+        resume = StreamPosition(tuple(starts), after, since)
+    return Subscription(backend, sub_id, spec, resume)

@@ -29,7 +29,7 @@ from ephemeral.live import (
     start_computation,
     subscribe,
 )
-from ephemeral.notify import NotificationFilter
+from ephemeral.notify import NotificationFilter, StreamPosition
 from shards.local import LocalRuntime
 from shards.logstore import LogStore
 from vertex.model import VertexTypes
@@ -71,9 +71,11 @@ class LiveLocalRuntime(LocalRuntime):
         *,
         buffer: int = 10_000,
         since: float | None = None,
+        resume: StreamPosition | None = None,
     ) -> Subscription:
         """A notification stream of vertex updates (see ``GraphCluster.subscribe``)."""
-        return subscribe(self._backend, NotificationFilter.of(types, ids, predicate), buffer, since)
+        spec = NotificationFilter.of(types, ids, predicate)
+        return subscribe(self._backend, spec, buffer, since, resume)
 
     def index(self, name: str) -> Index:
         """The secondary index ``name`` declared by the vertex classes."""

@@ -17,9 +17,15 @@ Guarantees:
   time ``>= T`` that was logged before the subscription started, then continues live
   without a gap or a duplicate. A replayed stream equals the live stream that a
   subscription open since before ``T`` received.
+* **Resume.** Every notification names its log position (shard, worker clock ``wc``).
+  A :class:`StreamPosition` says where a stream stands: per shard, the worker clock after
+  which its live part began and that of the last notification delivered. Subscribing
+  with ``resume=position`` replays from the logs what came after it (starting from the
+  newest shard checkpoint at or before it) and continues live: nothing missed, nothing
+  repeated, as if the stream had never stopped.
 * A notification's states are copies of the vertex's event-sourced state (read-only by
   contract). Subscriptions are lost when a shard crashes (subscribe again, with ``since``
-  to catch up from the log).
+  or ``resume`` to catch up from the log).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from shards.logstore import LogStore
-from shards.replay import LogReplay
+from shards.replay import LogReplay, checkpoint_list
 from vertex.records import VertexId
 
 __all__ = [
@@ -39,6 +45,7 @@ __all__ = [
     "Notification",
     "NotificationFilter",
     "ShardStream",
+    "StreamPosition",
     "replay_notifications",
 ]
 
@@ -69,12 +76,56 @@ class Lagged(NamedTuple):
 
 
 @dataclass(frozen=True)
+class StreamPosition:
+    """Where a notification stream stands (see the module doc's *Resume*).
+
+    ``start[k]``: the worker clock of shard ``k`` after which the stream's live part began
+    (what its replay, if any, stopped at); ``after[k]``: the worker clock of the last
+    notification of shard ``k`` delivered (``start[k]`` for a live stream that got none
+    yet); ``since``: the time its replay started from, if it had one (the replayed part
+    holds only updates of time ``>= since``).
+
+    >>> p = StreamPosition((5, 7), (5, 7))
+    >>> p.admits(Notification(1, "V", 2, 0.0, 1, 8, None, {})), p.admits(
+    ...     Notification(1, "V", 1, 0.0, 1, 7, None, {}))
+    (True, False)
+    >>> p.advanced(Notification(1, "V", 2, 0.0, 1, 8, None, {})).after
+    (5, 8)
+    """
+
+    start: tuple[int, ...]
+    after: tuple[int, ...]
+    since: float | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.start) != len(self.after):
+            raise ValueError("a stream position needs as many start as after clocks")
+        if any(c < 0 for c in (*self.start, *self.after)):
+            raise ValueError("worker clocks are >= 0")
+
+    def admits(self, n: Notification) -> bool:
+        """Whether ``n`` comes after this position in the stream it describes."""
+        if n.wc <= self.after[n.shard]:
+            return False
+        return n.wc > self.start[n.shard] or (self.since is not None and n.time >= self.since)
+
+    def advanced(self, n: Notification) -> StreamPosition:
+        """The position once ``n`` is delivered too."""
+        if n.wc <= self.after[n.shard]:
+            return self
+        after = list(self.after)
+        after[n.shard] = n.wc
+        return StreamPosition(self.start, tuple(after), self.since)
+
+
+@dataclass(frozen=True)
 class NotificationFilter:
     """Which updates a subscription gets: every given condition must hold.
 
     ``types``: vertex ``type_name`` s; ``ids``: vertex ids; ``predicate(old, new)``: a
     function of the state before and after (either may be ``None``, see
-    :class:`Notification`). Nothing given: every update.
+    :class:`Notification`); ``position``: only what comes after that
+    :class:`StreamPosition`. Nothing given: every update.
 
     >>> f = NotificationFilter(types=frozenset({"User"}), predicate=lambda o, n: n is not None)
     >>> f.accepts(Notification(1, "User", 1, 0.0, 0, 1, None, {"a": 1}))
@@ -86,6 +137,7 @@ class NotificationFilter:
     types: frozenset[str] | None = None
     ids: frozenset[VertexId] | None = None
     predicate: StatePredicate | None = None
+    position: StreamPosition | None = None
 
     @classmethod
     def of(
@@ -107,6 +159,8 @@ class NotificationFilter:
 
     def accepts(self, n: Notification) -> bool:
         """Whether notification ``n`` passes."""
+        if self.position is not None and not self.position.admits(n):
+            return False
         if self.types is not None and n.type_name not in self.types:
             return False
         if self.ids is not None and n.vertex not in self.ids:
@@ -176,24 +230,29 @@ def replay_notifications(
     spec: NotificationFilter,
     since: float = -math.inf,
     bound: int | None = None,
+    after: int = 0,
 ) -> Iterator[Notification]:
     """The notifications of ``shard`` for every logged execution with event time
-    ``>= since`` up to worker clock ``bound`` (default: the whole log), in log order,
-    exactly as a live subscription would have received them.
+    ``>= since`` after worker clock ``after`` up to worker clock ``bound`` (default: the
+    whole log), in log order, exactly as a live subscription would have received them.
 
-    It starts from the newest shard checkpoint wholly before ``since`` and replays the
-    event log after it (read-only), giving every change a new state dict so that each
-    notification keeps the states it names.
+    It starts from the newest shard checkpoint that holds no entry it yields -- one wholly
+    before ``since``, or one at or before ``after`` -- and replays the event log after it
+    (read-only), giving every change a new state dict so that each notification keeps the
+    states it names.
     """
-    replay = LogReplay(store, bound=bound, start_before=since, keep_states=True, in_edges=False)
+    start_before = max(since, _checkpoint_time(store, after)) if after else since
+    replay = LogReplay(
+        store, bound=bound, start_before=start_before, keep_states=True, in_edges=False
+    )
     for step in replay.entries():
-        if step.time < since or not step.acted:
+        if step.wc <= after or step.time < since or not step.acted:
             continue
-        after = step.record
-        if step.deleted or after is None:
+        record = step.record
+        if step.deleted or record is None:
             type_name, state = step.old_type, None
         else:
-            type_name, state = after.type_name, after.state
+            type_name, state = record.type_name, record.state
         n = Notification(
             step.vertex,
             type_name or "",
@@ -206,3 +265,12 @@ def replay_notifications(
         )
         if spec.accepts(n):
             yield n
+
+
+def _checkpoint_time(store: LogStore, wc: int) -> float:
+    """A time ``t`` such that the newest shard checkpoint whose entries all have times
+    ``< t`` is at or before worker clock ``wc``: the latest time of the newest checkpoint
+    at or before ``wc`` (-inf if there is none). A checkpoint's latest time never
+    decreases along the log, so every checkpoint with an earlier latest time precedes it."""
+    times = [max_time for at, max_time in checkpoint_list(store) if at <= wc]
+    return times[-1] if times else -math.inf

@@ -27,7 +27,7 @@ from typing import Any
 
 import ray
 
-__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stop_spark"]
+__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stderr_to", "stop_spark"]
 
 JDK17_JAVA_OPTIONS = " ".join(
     [
@@ -93,7 +93,8 @@ def spark_session(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }
-    with _stderr_to(log_file):  # the JVM starts now and keeps the stderr it gets
+    # the JVM starts now and keeps the output it gets (log4j prints to its stdout)
+    with stderr_to(log_file, stdout=True):
         _session = raydp.init_spark(
             _APP_NAME,
             num_executors=executors,
@@ -108,23 +109,28 @@ def spark_session(
 
 
 @contextlib.contextmanager
-def _stderr_to(path: str | Path | None) -> Iterator[None]:
-    """Point file descriptor 2 at ``path`` (appending) for the block; processes started
-    meanwhile keep it."""
+def stderr_to(path: str | Path | None, *, stdout: bool = False) -> Iterator[None]:
+    """Point file descriptor 2 (and 1 if ``stdout``) at ``path`` (appending) for the block;
+    processes started meanwhile keep them."""
     if path is None:
         yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fds = (1, 2) if stdout else (2,)
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved = [os.dup(fd) for fd in fds]
     target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        os.dup2(target, 2)
+        for fd in fds:
+            os.dup2(target, fd)
         yield
     finally:
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+        for fd, copy in zip(fds, saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
         os.close(target)
 
 

@@ -5,6 +5,7 @@ One graph per data set (2 shards on Ray), snapshots at several times, one Spark 
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import networkx as nx
@@ -162,3 +163,29 @@ def test_cli_analyze_wcc_writes_parquet_and_picture(ray_session, spark, college,
     largest = max(nx.weakly_connected_components(graph), key=len)
     assert str(len(largest)) in result.output  # the top table: the largest component's size
     assert len(saved) == graph.number_of_nodes() and (out / "wcc.png").stat().st_size > 0
+
+
+def test_cli_output_has_no_spark_or_ray_log_lines(ray_session, tmp_path):
+    """A new process (its own Ray and Spark): the terminal gets the table and the driver
+    log's path, while Ray's, Spark's and log4j's own lines go to that log file."""
+    import re
+    import subprocess
+    import sys
+
+    log_dir = tmp_path / "logs"
+    lines = collegemsg_path().read_text().splitlines(keepends=True)[:3000]
+    small = tmp_path / "small.txt"
+    small.write_text("".join(lines))
+    with cr.GraphCluster(num_shards=2, log_dir=str(log_dir)) as g:
+        g.ingest(cr.SnapEdgeSource(small))
+    driver_log = tmp_path / "driver.log"
+    command = [sys.executable, "-m", "chronoray.cli", "analyze", "degrees"]
+    command += ["--log-dir", str(log_dir), "--out", str(tmp_path / "out")]
+    env = {**os.environ, "CHRONORAY_DRIVER_LOG": str(driver_log)}
+    env.pop("RAY_ADDRESS", None)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    noise = re.compile(r"StatusConsoleListener|log4j|WARN|INFO|SparkContext|raylet|Ray instance")
+    assert not [line for line in output.splitlines() if noise.search(line)], output
+    assert str(driver_log) in output and driver_log.stat().st_size > 0

@@ -1,0 +1,526 @@
+"""The ``chronoray.v1.Gateway`` service: every RPC of the network API, on one graph.
+
+Each handler reads and checks its request completely before it touches the graph: a
+wrong field is refused with INVALID_ARGUMENT naming it, and nothing is changed. What the
+graph answers maps onto gRPC status codes in one place (:func:`status_of`): an unknown
+vertex is NOT_FOUND, a time cut not complete yet FAILED_PRECONDITION, a source that is
+feeding already ABORTED, shards or a graph that are gone (or a gateway shutting down)
+UNAVAILABLE.
+
+Ingestion is a source like any other: a stream's records go through the graph's own
+:class:`~shards.feed.SourceFeed` (:meth:`GraphCluster.feeding`) one client batch at a
+time, and the batch's acknowledgement is sent only once ``FeedPump.run`` returned, i.e.
+once the shards logged every record of it. The handler takes the next batch only after
+that, so what the server holds per stream is one batch plus what HTTP/2 flow control lets
+the client send ahead (``stream_window_bytes``): a producer faster than the graph waits
+in gRPC's flow control, and the server's memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+import ray
+
+from chronoray.analysis import ANALYSES
+from chronoray.errors import GraphNotFound, ShardsUnavailable, SnapshotNotReady, SourceBusy
+from chronoray.gateway.guard import RateLimiter, client_address
+from chronoray.gateway.predicates import PREDICATES
+from chronoray.gateway.settings import GatewaySettings
+from chronoray.gateway.wire import (
+    InvalidField,
+    position_of,
+    to_edges,
+    to_notification,
+    to_position,
+    to_time,
+    to_value,
+    to_values,
+    to_vertex,
+    updates_of,
+    values_of,
+    vertex_id_of,
+)
+from chronoray.graph import GraphCluster
+from chronoray.v1 import gateway_pb2 as pb
+from chronoray.v1 import gateway_pb2_grpc as pbg
+from ephemeral.notify import Lagged, StreamPosition
+from shards.core import VertexNotFound, source_channel
+from shards.worker import ACTOR_ERRORS
+from vertex.records import Update, VertexId
+
+__all__ = ["GatewayService", "ShuttingDown", "status_of"]
+
+log = logging.getLogger(__name__)
+
+_MAX_SOURCE_NAME = 200
+_MAX_BUFFER = 1_000_000
+_MAX_TOP = 10_000
+_MAX_BUCKETS = 1_000
+_POLL = 0.5
+
+
+class ShuttingDown(RuntimeError):
+    """The gateway stops: the client should reconnect and resume."""
+
+
+_CODES: list[tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.StatusCode]] = [
+    (InvalidField, grpc.StatusCode.INVALID_ARGUMENT),
+    (VertexNotFound, grpc.StatusCode.NOT_FOUND),
+    (SnapshotNotReady, grpc.StatusCode.FAILED_PRECONDITION),
+    (SourceBusy, grpc.StatusCode.ABORTED),
+    ((ShuttingDown, ShardsUnavailable, GraphNotFound, *ACTOR_ERRORS), grpc.StatusCode.UNAVAILABLE),
+    (ValueError, grpc.StatusCode.INVALID_ARGUMENT),  # the graph's own argument checks
+]
+
+
+def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:
+    """The status code and message a call ending with ``exc`` gets (INTERNAL for what is
+    not an answer about the request)."""
+    if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None:
+        exc = exc.cause  # the error raised in the actor, without Ray's traceback text
+    for kinds, code in _CODES:
+        if isinstance(exc, kinds):
+            text = str(exc) if not isinstance(exc, ACTOR_ERRORS) else "a shard is unavailable"
+            return code, text
+    return grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"
+
+
+class _Counters:
+    """The gateway's own counters (see ``GatewayStats`` in the proto), thread-safe."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.ingest_streams = 0
+        self.subscriptions = 0
+        self.batches = 0
+        self.records = 0
+        self.held = 0
+        self.held_max = 0
+
+    @contextmanager
+    def open(self, kind: str) -> Iterator[None]:
+        with self.lock:
+            setattr(self, kind, getattr(self, kind) + 1)
+        try:
+            yield
+        finally:
+            with self.lock:
+                setattr(self, kind, getattr(self, kind) - 1)
+                self.lock.notify_all()
+
+    @contextmanager
+    def holding(self, records: int) -> Iterator[None]:
+        with self.lock:
+            self.held += records
+            self.held_max = max(self.held_max, self.held)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.held -= records
+
+    def acked(self, records: int) -> None:
+        with self.lock:
+            self.batches += 1
+            self.records += records
+
+    def wait_closed(self, timeout: float) -> bool:
+        """Wait until no stream is open (``False`` if some still are after ``timeout``)."""
+        with self.lock:
+            return self.lock.wait_for(
+                lambda: self.ingest_streams == 0 and self.subscriptions == 0, timeout
+            )
+
+    def message(self) -> pb.GatewayStats:
+        with self.lock:
+            return pb.GatewayStats(
+                ingest_streams=self.ingest_streams,
+                subscriptions=self.subscriptions,
+                batches=self.batches,
+                records=self.records,
+                held_records=self.held,
+                held_records_max=self.held_max,
+            )
+
+
+class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
+    """The gateway's RPC handlers on ``graph`` (see the module doc)."""
+
+    def __init__(
+        self, graph: GraphCluster, settings: GatewaySettings, limiter: RateLimiter | None
+    ) -> None:
+        self.graph = graph
+        self.settings = settings
+        self.limiter = limiter
+        self.output_dir = Path(settings.output_dir).resolve()
+        self.draining = threading.Event()
+        """Set when the server stops: streams end after the batch in progress."""
+        self.counters = _Counters()
+        self._analysis = threading.Lock()  # one Spark analysis at a time
+        self._type_names = sorted(cls.__name__ for cls in graph.types.classes)
+
+    # -- ingestion --------------------------------------------------------------------
+
+    def Ingest(  # noqa: N802 (gRPC's method name)
+        self, requests: Iterator[pb.IngestRequest], context: grpc.ServicerContext
+    ) -> Iterator[pb.IngestResponse]:
+        with _refusals(context), self.counters.open("ingest_streams"):
+            opening = next(requests, None)
+            if opening is None:
+                return
+            if opening.WhichOneof("request") != "open":
+                raise InvalidField("open", "the first request of a stream opens a source")
+            source = _source_name(opening.open.source)
+            client = client_address(context)
+            with self.graph.feeding(source) as pump:
+                resume_after = self._applied_through(source)
+                opened = pb.IngestOpened(source=source, resume_after=resume_after)
+                yield pb.IngestResponse(opened=opened)
+                last = 0
+                for number, request in enumerate(requests, start=1):
+                    if self.draining.is_set():
+                        raise ShuttingDown(
+                            "the gateway is shutting down: reconnect and send again after "
+                            "your last acknowledged batch"
+                        )
+                    updates = self._updates(request, source, last)
+                    if self.limiter is not None:
+                        self.limiter.wait(client)
+                    with self.counters.holding(len(updates)):
+                        skipped = pump.feed.skipped
+                        pump.run(updates, _no_tick)  # returns once every update is logged
+                    last = updates[-1].offset
+                    self.counters.acked(len(updates))
+                    ack = pb.IngestAck(
+                        batch=number,
+                        through_offset=last,
+                        records=len(updates),
+                        skipped=pump.feed.skipped - skipped,
+                    )
+                    yield pb.IngestResponse(ack=ack)
+
+    def _applied_through(self, source: str) -> int:
+        """The offset through which every record of ``source`` is logged: the smallest
+        position any shard applied on the source's channel."""
+        channel = source_channel(source)
+        return min(s["applied"].get(channel, 0) for s in self.graph.stats().shards)
+
+    def _updates(self, request: pb.IngestRequest, source: str, last: int) -> list[Update]:
+        """The checked updates of one batch (offsets strictly after ``last``)."""
+        if request.WhichOneof("request") != "batch":
+            raise InvalidField("open", "a stream feeds one source: open it once, then send batches")
+        records = request.batch.records
+        if not records:
+            raise InvalidField("batch.records", "an empty batch")
+        if len(records) > self.settings.max_batch_records:
+            raise InvalidField(
+                "batch.records",
+                f"{len(records)} records; at most {self.settings.max_batch_records} per batch",
+            )
+        return updates_of(records, source, "batch.records", last, self._type_names)
+
+    # -- queries ----------------------------------------------------------------------
+
+    def Stats(  # noqa: N802
+        self, request: pb.StatsRequest, context: grpc.ServicerContext
+    ) -> pb.StatsReply:
+        with _refusals(context):
+            stats = self.graph.stats()
+            shards = [
+                pb.ShardStats(
+                    shard=s["shard"],
+                    vertices=s["vertices"],
+                    edges=s["edges"],
+                    worker_clock=s["worker_clock"],
+                    errors=s["errors"],
+                    restarted=s.get("restarted", False),
+                    applied=s["applied"],
+                )
+                for s in stats.shards
+            ]
+            return pb.StatsReply(
+                vertices=stats.vertices,
+                edges=stats.edges,
+                shards=shards,
+                graph=self.graph.name or "",
+                gateway=self.counters.message(),
+            )
+
+    def GetVertex(  # noqa: N802
+        self, request: pb.VertexRequest, context: grpc.ServicerContext
+    ) -> pb.VertexReply:
+        with _refusals(context):
+            vertex = vertex_id_of(request.vertex, "vertex")
+            return to_vertex(vertex, self._vertex(vertex, request))
+
+    def GetEdges(  # noqa: N802
+        self, request: pb.EdgesRequest, context: grpc.ServicerContext
+    ) -> pb.EdgesReply:
+        with _refusals(context):
+            vertex = vertex_id_of(request.vertex, "vertex")
+            if request.direction not in (pb.OUT, pb.IN):
+                raise InvalidField("direction", "OUT or IN")
+            found = self._vertex(vertex, request)
+            edges = found["out_edges"] if request.direction == pb.OUT else found["in_edges"]
+            return pb.EdgesReply(edges=to_edges(edges))
+
+    def _vertex(self, vertex: VertexId, request: Any) -> dict[str, Any]:
+        if not request.HasField("cut"):
+            return self.graph.vertex(vertex)
+        cut = request.cut
+        kind = cut.WhichOneof("cut")
+        if kind == "at":
+            return self.graph.vertex_state(vertex, at=_finite(cut.at, "cut.at"))
+        if kind == "clock":
+            return self.graph.vertex_state(vertex, clock=self._clocks(cut.clock, "cut.clock"))
+        return self.graph.vertex(vertex)
+
+    def History(  # noqa: N802
+        self, request: pb.HistoryRequest, context: grpc.ServicerContext
+    ) -> pb.HistoryReply:
+        with _refusals(context):
+            vertex = vertex_id_of(request.vertex, "vertex")
+            t0 = _finite(request.t0, "t0") if request.HasField("t0") else None
+            t1 = _finite(request.t1, "t1") if request.HasField("t1") else None
+            if t0 is not None and t1 is not None and t0 > t1:
+                raise InvalidField("t0", f"{t0} is after t1 {t1}")
+            return pb.HistoryReply(
+                states=[_history_state(s) for s in self.graph.history(vertex, t0, t1)]
+            )
+
+    # -- snapshots and analyses -------------------------------------------------------
+
+    def Snapshot(  # noqa: N802
+        self, request: pb.SnapshotRequest, context: grpc.ServicerContext
+    ) -> pb.SnapshotReply:
+        with _refusals(context):
+            cut = self._snapshot_cut(request)
+            snap = self.graph.snapshot(**cut)
+            vertices, edges = snap.save_parquet(self._output("snapshot"))
+            m = snap.meta
+            meta = pb.SnapshotMeta(
+                kind=m.kind,
+                at=m.at,
+                cut=m.cut,
+                vertices=m.vertices,
+                edges=m.edges,
+                build_seconds=m.build_seconds,
+                replayed=m.replayed,
+                window=None if m.window is None else pb.Window(t0=m.window[0], t1=m.window[1]),
+            )
+            return pb.SnapshotReply(meta=meta, vertices_path=str(vertices), edges_path=str(edges))
+
+    def Analyze(  # noqa: N802
+        self, request: pb.AnalyzeRequest, context: grpc.ServicerContext
+    ) -> pb.AnalyzeReply:
+        with _refusals(context):
+            analysis = ANALYSES.get(request.name)
+            if analysis is None:
+                raise InvalidField(
+                    "name", f"unknown analysis {request.name!r}; choose from {', '.join(ANALYSES)}"
+                )
+            cut = self._snapshot_cut(request)
+            times = [_finite(t, f"times[{i}]") for i, t in enumerate(request.times)] or None
+            if analysis.series and times is None and "window" not in cut:
+                raise InvalidField("times", f"{analysis.name} needs times or a window cut")
+            if times is not None and not analysis.series:
+                raise InvalidField("times", f"{analysis.name} takes one cut, not times")
+            if times is not None and cut:
+                raise InvalidField("cut", "give times or a cut, not both")
+            if times is not None and times != sorted(times):
+                raise InvalidField("times", "cut times must increase")
+            buckets = _bounded(request.buckets or 10, "buckets", _MAX_BUCKETS)
+            top = _bounded(request.top or 10, "top", _MAX_TOP)
+            params = _params(request.params, analysis.params)
+            with self._analysis:
+                result = self.graph.analyze(
+                    analysis.name, **cut, times=times, buckets=buckets, **params
+                )
+                paths = result.save(self._output(f"analysis-{analysis.name}"))
+                table = result.top(top)
+            return pb.AnalyzeReply(
+                name=analysis.name,
+                description=result.describe(),
+                info=to_values(result.info),
+                columns=[str(c) for c in table.columns],
+                top=[
+                    pb.Row(cells=[to_value(v) for v in row])
+                    for row in table.itertuples(index=False)
+                ],
+                paths=[str(p) for p in paths],
+                seconds=result.seconds,
+            )
+
+    def _snapshot_cut(self, request: Any) -> dict[str, Any]:
+        """``GraphCluster.snapshot``'s keyword arguments for a request's ``cut``."""
+        if not request.HasField("cut"):
+            return {}
+        cut = request.cut
+        kind = cut.WhichOneof("cut")
+        if kind == "at":
+            return {"at": _finite(cut.at, "cut.at")}
+        if kind == "clock":
+            return {"clock": self._clocks(cut.clock, "cut.clock")}
+        if kind == "window":
+            t0 = _finite(cut.window.t0, "cut.window.t0")
+            t1 = _finite(cut.window.t1, "cut.window.t1")
+            if t0 > t1:
+                raise InvalidField("cut.window", f"t0 {t0} is after t1 {t1}")
+            return {"window": (t0, t1)}
+        return {}
+
+    def _clocks(self, clock: pb.ClockCut, field: str) -> list[int]:
+        if len(clock.clocks) != self.graph.num_shards:
+            raise InvalidField(
+                f"{field}.clocks",
+                f"{len(clock.clocks)} clocks for a graph of {self.graph.num_shards} shards",
+            )
+        return list(clock.clocks)
+
+    def _output(self, kind: str) -> Path:
+        """A new directory for one result, under the configured output directory."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        directory = self.output_dir / f"{kind}-{stamp}-{uuid.uuid4().hex[:8]}"
+        directory.mkdir(parents=True)
+        return directory
+
+    # -- subscriptions ----------------------------------------------------------------
+
+    def Subscribe(  # noqa: N802
+        self, request: pb.SubscribeRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.SubscribeEvent]:
+        with _refusals(context), self.counters.open("subscriptions"):
+            ids = [vertex_id_of(v, f"ids[{i}]") for i, v in enumerate(request.ids)]
+            predicate = None
+            if request.predicate:
+                predicate = PREDICATES.get(request.predicate)
+                if predicate is None:
+                    raise InvalidField(
+                        "predicate",
+                        f"unknown predicate {request.predicate!r} "
+                        f"(registered: {', '.join(sorted(PREDICATES))})",
+                    )
+            since = None
+            if request.HasField("since"):
+                if math.isnan(request.since) or request.since == math.inf:
+                    raise InvalidField("since", f"a time or -inf, got {request.since}")
+                since = request.since
+            buffer = _bounded(request.buffer or 10_000, "buffer", _MAX_BUFFER)
+            resume = self._position(request.resume) if request.HasField("resume") else None
+            sub = self.graph.subscribe(
+                list(request.types) or None,
+                ids or None,
+                predicate,
+                buffer=buffer,
+                since=since,
+                resume=resume,
+            )
+            try:
+                yield pb.SubscribeEvent(started=to_position(sub.position))
+                while context.is_active() and not self.draining.is_set():
+                    for item in sub.poll(timeout=_POLL, max_items=1000):
+                        if isinstance(item, Lagged):
+                            lagged = pb.Lagged(shard=item.shard, missed=item.missed)
+                            yield pb.SubscribeEvent(lagged=lagged)
+                        else:
+                            yield pb.SubscribeEvent(notification=to_notification(item))
+            finally:
+                sub.close()
+            if self.draining.is_set():
+                raise ShuttingDown("the gateway is shutting down: subscribe again with resume")
+
+    def _position(self, message: pb.Position) -> StreamPosition:
+        position = position_of(message, "resume")
+        clocks = [s["worker_clock"] for s in self.graph.stats().shards]
+        if len(position.after) != len(clocks):
+            raise InvalidField(
+                "resume", f"a position of {len(position.after)} shards; the graph has {len(clocks)}"
+            )
+        for k, (start, after) in enumerate(zip(position.start, position.after, strict=True)):
+            if max(start, after) > clocks[k]:
+                raise InvalidField(
+                    f"resume.after[{k}]", f"ahead of shard {k}'s log (worker clock {clocks[k]})"
+                )
+        return position
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+@contextmanager
+def _refusals(context: grpc.ServicerContext) -> Iterator[None]:
+    """End the call with the status :func:`status_of` gives a failure."""
+    try:
+        yield
+    except Exception as exc:
+        code, text = status_of(exc)
+        if code == grpc.StatusCode.INTERNAL:
+            log.exception("gateway call failed")
+        context.abort(code, text)
+
+
+def _no_tick(read: int) -> None:
+    return None
+
+
+def _source_name(name: str) -> str:
+    if not name:
+        raise InvalidField("open.source", "a source needs a name")
+    if len(name) > _MAX_SOURCE_NAME or not name.isprintable():
+        raise InvalidField(
+            "open.source", f"at most {_MAX_SOURCE_NAME} printable characters, got {name!r}"
+        )
+    return name
+
+
+def _finite(value: float, field: str) -> float:
+    if not math.isfinite(value):
+        raise InvalidField(field, f"must be a finite time, got {value}")
+    return value
+
+
+def _bounded(value: int, field: str, most: int) -> int:
+    if value > most:
+        raise InvalidField(field, f"at most {most}, got {value}")
+    return value
+
+
+def _params(given: Any, accepted: Any) -> dict[str, Any]:
+    """An analysis' parameters, each checked against the types it declares."""
+    params = values_of(given, "params", sent=True)
+    for name, value in params.items():
+        kind = accepted.get(name)
+        if kind is None:
+            takes = ", ".join(sorted(accepted)) or "none"
+            raise InvalidField(f"params[{name!r}]", f"not a parameter of it (it takes: {takes})")
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            params[name] = float(value)
+        elif not isinstance(value, kind) or isinstance(value, bool) != (kind is bool):
+            raise InvalidField(f"params[{name!r}]", f"must be a {kind.__name__}, got {value!r}")
+    return params
+
+
+def _history_state(state: dict[str, Any]) -> pb.HistoryState:
+    if state.get("deleted"):
+        return pb.HistoryState(
+            wc=state["wc"], clock=state["clock"], time=to_time(state["time"]), deleted=True
+        )
+    return pb.HistoryState(
+        wc=state["wc"] or 0,
+        clock=state["clock"],
+        time=to_time(state["time"]),
+        type=state["type"],
+        state=to_values(state["state"]),
+        out_edges=len(state["out_edges"]),
+        in_edges=len(state["in_edges"]),
+    )
