@@ -45,6 +45,7 @@ from chronoray.sources import (
     OutOfOrder,
     ReadStats,
     RejectWriter,
+    SortedSource,
     Source,
     check_order,
     late_record,
@@ -427,12 +428,15 @@ def feed_source(
     finally:
         if writer is not None:
             writer.close()
-    report = _report(pump, read_stats, time.perf_counter() - started)
+    report = _report(pump, source, read_stats, time.perf_counter() - started)
     return report, error
 
 
-def _report(pump: FeedPump, read_stats: ReadStats, seconds: float) -> IngestReport:
+def _report(pump: FeedPump, source: Source, read_stats: ReadStats, seconds: float) -> IngestReport:
     feed = pump.feed
+    counters = feed.counters()
+    if isinstance(source, SortedSource):  # the disorder is the file's, sorted away before
+        counters.update(out_of_order=source.out_of_order, max_lateness=source.max_lateness)
     return IngestReport(
         source=feed.source,
         updates=feed.read,
@@ -441,7 +445,7 @@ def _report(pump: FeedPump, read_stats: ReadStats, seconds: float) -> IngestRepo
         batches=feed.batches,
         resent_batches=feed.resent,
         seconds=seconds,
-        **feed.counters(),  # type: ignore[arg-type]
+        **counters,  # type: ignore[arg-type]
     )
 
 

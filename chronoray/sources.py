@@ -470,7 +470,9 @@ class SortedSource(_RecordSource):
     Updates keep their source name and offsets (a file's line numbers) and leave in
     ``(time, offset)`` order, the same order each time the file is read. Malformed records
     come first, before any update (see :func:`read_updates`): with ``on_error="raise"``
-    the first one stops the ingestion before anything is applied.
+    the first one stops the ingestion before anything is applied. Detection sees the
+    file's own order: after a read, :attr:`out_of_order` counts the updates whose time
+    was below one before them, :attr:`max_lateness` the largest such gap.
 
     >>> from vertex.records import Update
     >>> src = SortedSource(IterableSource([Update.add_edge(1, 2, 9), Update.add_edge(2, 3, 4)]))
@@ -490,6 +492,8 @@ class SortedSource(_RecordSource):
         self.run_size = run_size
         self.tmpdir = tmpdir
         self.path = getattr(source, "path", None)
+        self.out_of_order = 0
+        self.max_lateness = 0.0
 
     def __repr__(self) -> str:
         return f"SortedSource({self.source!r})"
@@ -503,6 +507,7 @@ class SortedSource(_RecordSource):
         """Malformed records of the source in its order, then its updates sorted."""
         inner = getattr(self.source, "records", None)
         records = inner() if callable(inner) else self.source.read()
+        self.out_of_order, self.max_lateness, latest = 0, 0.0, -math.inf
         with tempfile.TemporaryDirectory(prefix="chronoray-sort-", dir=self.tmpdir) as tmp:
             runs: list[Path] = []
             run: list[tuple[float, int, Update]] = []
@@ -510,6 +515,11 @@ class SortedSource(_RecordSource):
                 if isinstance(record, MalformedRecord):
                     yield record
                     continue
+                if record.ts < latest:
+                    self.out_of_order += 1
+                    self.max_lateness = max(self.max_lateness, latest - record.ts)
+                else:
+                    latest = record.ts
                 run.append((record.ts, record.offset, record))
                 if len(run) >= self.run_size:
                     runs.append(_spill(run, Path(tmp) / f"run-{len(runs)}"))
