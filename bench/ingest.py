@@ -16,9 +16,11 @@ bytes on disk per event once the graph is closed, the shards' resident memory gr
 vertex and per edge, and (skewed) the latency of ``snapshot(at=T)`` at the middle of the
 stream's time span. Both trees -- this checkout (``now``) and the commit before log
 format 2 (``before``, see :mod:`bench.baseline`) -- run the same probe in fresh processes.
-Writes ``ingest.json`` and ``ingest.md``.
+Writes ``ingest.json`` and ``ingest.md`` (``--name``: other names, e.g. the cost of
+event time, issue 13, against the commit before it)::
 
     python -m bench.ingest
+    python -m bench.ingest --before 749e83b --copies 3 --skewed-events 200000 --name event_time
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--before", default=BEFORE, help="Git revision measured as 'before' ('none': skip)."
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
+    parser.add_argument("--name", default="ingest", help="Results file name (NAME.json/.md).")
     args = parser.parse_args(argv)
     trees = {"now": tree(None), "before": tree(args.before)}
     trees = {name: root for name, root in trees.items() if root is not None}
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "ratios": _ratios(runs),
         "issue": ISSUE,
     }
-    write_results(args.out, "ingest", result, _table(result))
+    write_results(args.out, args.name, result, _table(result))
     return result
 
 
@@ -123,16 +126,25 @@ def _ratios(runs: dict[str, Any]) -> dict[str, float]:
 
 def _table(result: dict[str, Any]) -> str:
     before = result["before"]
+    format_1 = before == BEFORE
     lines = [
         f"# Ingest benchmark: Ray, {result['shards']} shards, `GraphCluster.ingest` of SNAP files",
         "",
         f"{result['machine']['cpus']} CPUs, Python {result['machine']['python']}. "
-        + (f"'before' = commit {before} (log format 1), same run. " if before else "")
+        + (
+            f"'before' = commit {before}{' (log format 1)' * format_1}, same run. "
+            if before
+            else ""
+        )
         + "cpu = CPU seconds of the shard processes (summed) and of the driver during the "
         "ingest; rss = growth of the shards' resident memory over the ingest, per vertex and "
-        "per edge of the graph; log bytes = all files of the log directory after close. "
-        "The issue's numbers: CollegeMsg x 10 34 k updates/s; skewed 49.9 s, ~1,200 B/event, "
-        "snapshot at mid T 9.9 s.",
+        "per edge of the graph; log bytes = all files of the log directory after close."
+        + (
+            " The issue's numbers: CollegeMsg x 10 34 k updates/s; skewed 49.9 s, ~1,200 "
+            "B/event, snapshot at mid T 9.9 s."
+            if format_1
+            else ""
+        ),
         "",
         "| stream (tree) | updates | seconds | updates/s | shard cpu s | driver cpu s "
         "| log B/event | rss B/vertex | rss B/edge | snapshot mid T s |",

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 
 from chronoray.analysis import ANALYSIS_NAMES
 from chronoray.config import Config, env_name
 from chronoray.errors import USER_ERRORS
+from shards.watermark import show_time
 
 __all__ = ["main"]
 
@@ -512,9 +513,7 @@ def spark_table_options(function: _F) -> _F:
 
 
 @main.command()
-@click.argument(
-    "path", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--format",
     "fmt",
@@ -537,8 +536,35 @@ def spark_table_options(function: _F) -> _F:
     "--rejects",
     type=click.Path(path_type=Path),
     default=None,
-    help="File for skipped records [default: LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph; "
-    "--spark: a Parquet table, rejects.parquet].",
+    help="File for skipped records and late updates [default: LOG_DIR/rejects.tsv, or "
+    "./rejects.tsv with --graph; --spark: a Parquet table, rejects.parquet].",
+)
+@click.option(
+    "--sort",
+    is_flag=True,
+    help="Sort each file by time first (outside memory: files larger than memory are fine).",
+)
+@click.option(
+    "--allowed-lateness",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Reorder updates up to SECONDS behind the latest time read (a watermark); later "
+    "ones follow --late. Without it (or --sort) a file must be in time order.",
+)
+@click.option(
+    "--late",
+    type=click.Choice(["reject", "apply"]),
+    default="reject",
+    help="Updates later than the lateness: reject (count them, write them to --rejects) "
+    "or apply (at the watermark; their own time is kept in the log).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="A source that reads nothing this long stops holding the watermark back [default: 10].",
 )
 @click.option("--source-id", default=None, help="Source name [default: file name].")
 @click.option(
@@ -554,7 +580,7 @@ def spark_table_options(function: _F) -> _F:
     help="--server: records per batch (each acknowledged once logged).",
 )
 def ingest(
-    path: Path | None,
+    paths: tuple[Path, ...],
     fmt: str | None,
     spark_path: Path | None,
     shards: int | None,
@@ -562,6 +588,10 @@ def ingest(
     log_dir: Path | None,
     on_error: str,
     rejects: Path | None,
+    sort: bool,
+    allowed_lateness: float | None,
+    late: str,
+    idle_timeout: float | None,
     source_id: str | None,
     detach: bool,
     server: str | None,
@@ -570,37 +600,51 @@ def ingest(
     records_per_batch: int,
     **table: Any,
 ) -> None:
-    """Ingest an edge file (PATH), or a table Spark reads (--spark), into a running graph
-    (--graph) or the graph persisted in LOG_DIR (created if new), through source actors in
-    the cluster; or an edge file through a gateway (--server), resuming after what the
-    graph logged of this source already."""
-    if (path is None) == (spark_path is None):
-        raise click.UsageError("give an edge file PATH or --spark FILE_OR_DIR (one of them)")
+    """Ingest edge files (PATHS; several are fed at once, merged by event time), or a
+    table Spark reads (--spark), into a running graph (--graph) or the graph persisted in
+    LOG_DIR (created if new), through source actors in the cluster; or an edge file
+    through a gateway (--server), resuming after what the graph logged of this source
+    already."""
+    if bool(paths) == (spark_path is not None):
+        raise click.UsageError("give edge files PATHS or --spark FILE_OR_DIR (one of them)")
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
+    if source_id is not None and len(paths) > 1:
+        raise click.UsageError("--source-id names one file")
+    event_time = {"sort": sort, "allowed_lateness": allowed_lateness is not None}
     if spark_path is None:
         _file_options(fmt, table)
     else:
+        _only_with_files("--spark", **event_time)  # Spark orders the rows itself
         fmt = _table_options(fmt, detach, table)
     if server is not None:
         _only_with_server(
             spark=spark_path, graph=graph_name, log_dir=log_dir, shards=shards, detach=detach,
             rejects=rejects,
         )  # fmt: skip
-        if on_error != "raise":
-            raise click.UsageError("--on-error skip cannot be used with --server")
+        _only_with_files("--server", **event_time)
+        if on_error != "raise" or len(paths) > 1:
+            raise click.UsageError("--server takes one PATH, and not --on-error skip")
         from chronoray.sources import open_source
 
-        source = open_source(path, fmt or "snap", name=source_id)  # type: ignore[arg-type]
+        source = open_source(paths[0], fmt or "snap", name=source_id)  # type: ignore[arg-type]
         _ingest_through(server, _client(server, token_file, tls_ca), source, records_per_batch)
         return
-    if on_error == "skip" and rejects is None:
+    sets_aside = on_error == "skip" or (allowed_lateness is not None and late == "reject")
+    if sets_aside and rejects is None:
         name = "rejects.tsv" if spark_path is None else "rejects.parquet"
         rejects = (log_dir or Path(".")) / name
+    options = {
+        "on_error": on_error,
+        "rejects": rejects,
+        "sort": sort,
+        "allowed_lateness": allowed_lateness,
+        "late": late,
+        "idle_timeout": idle_timeout or 0.0,
+    }
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
         if spark_path is None:
-            assert path is not None
-            summary = _ingest_file(graph, path, fmt, on_error, rejects, source_id, detach)
+            summary = _ingest_files(graph, paths, fmt, source_id, detach, options)
         else:
             summary = _ingest_table(graph, spark_path, fmt, on_error, rejects, source_id, table)
         if summary is None:  # detached
@@ -608,6 +652,13 @@ def ingest(
         stats = graph.stats()
     console.print(summary)
     console.print(_stats_table(stats.as_dict()))
+
+
+def _only_with_files(option: str, **given: bool) -> None:
+    """Refuse the event-time options of edge files next to ``option``."""
+    used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value]
+    if used:
+        raise click.UsageError(f"{', '.join(used)} cannot be used with {option}")
 
 
 _TABLE_OPTIONS = {
@@ -645,39 +696,56 @@ def _table_options(fmt: str | None, detach: bool, table: dict[str, Any]) -> str:
     return fmt
 
 
-def _ingest_file(
+def _ingest_files(
     graph: Any,
-    path: Path,
+    paths: tuple[Path, ...],
     fmt: str | None,
-    on_error: str,
-    rejects: Path | None,
     source_id: str | None,
     detach: bool,
+    options: dict[str, Any],
 ) -> str | None:
-    """Feed the edge file ``path``; the summary line (``None``: detached)."""
-    from chronoray.sources import MalformedRecord, open_source
+    """Feed the edge files ``paths`` (several: at once, merged by event time); the
+    summary lines (``None``: detached)."""
+    from chronoray.sources import MalformedRecord, OutOfOrder, open_source
 
-    source = open_source(path, fmt or "snap", name=source_id)  # type: ignore[arg-type]
+    sources = [open_source(p, fmt or "snap", name=source_id) for p in paths]  # type: ignore[arg-type]
     try:
-        report = graph.ingest(
-            source,
-            on_error=on_error,
-            rejects=rejects,
-            progress=sys.stderr.isatty(),
-            wait=not detach,
-        )
+        if len(sources) == 1:
+            reports = [
+                graph.ingest(sources[0], progress=sys.stderr.isatty(), wait=not detach, **options)
+            ]
+        else:
+            reports = graph.ingest_many(sources, wait=not detach, **options)
     except MalformedRecord as exc:
         _err.print(f"[red]error:[/] malformed record at {exc}")
         _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
         sys.exit(2)
+    except OutOfOrder as exc:
+        click.echo(f"error: {exc}", err=True)  # one line, never wrapped
+        click.echo("nothing of this file was ingested", err=True)
+        sys.exit(2)
     if detach:
-        console.print(f"source {report.name} feeding graph {graph.name}")
+        for job in reports:
+            console.print(f"source {job.name} feeding graph {graph.name}")
         return None
-    return (
+    return "\n".join(_report_lines(report, options["rejects"]) for report in reports)
+
+
+def _report_lines(report: Any, rejects: Path | None) -> str:
+    """One ingestion's counters, its event-time ones included."""
+    text = (
         f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
         f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
         + (f" (written to {rejects})" if report.rejected else "")
     )
+    if report.out_of_order or report.late_rejected or report.late_applied:
+        text += (
+            f"\n  event time: {report.out_of_order:,} updates out of order, the latest by "
+            f"{show_time(report.max_lateness)} s; late: {report.late_rejected:,} rejected"
+            + (f" (written to {rejects})" if report.late_rejected and rejects else "")
+            + f", {report.late_applied:,} applied at the watermark"
+        )
+    return text
 
 
 def _ingest_table(
@@ -1284,7 +1352,7 @@ def _print_notification(item: Any, as_json: bool) -> None:
     )
 
 
-def _stats_table(stats: dict[str, Any]) -> Table:
+def _stats_table(stats: dict[str, Any]) -> Table | Group:
     table = Table(title=f"graph: {stats['vertices']:,} vertices, {stats['edges']:,} edges")
     for column in ("shard", "vertices", "edges", "worker clock", "errors", "restarted"):
         table.add_column(column, justify="right")
@@ -1297,7 +1365,23 @@ def _stats_table(stats: dict[str, Any]) -> Table:
             str(s["errors"]),
             str(s.get("restarted", False)),
         )
-    return table
+    sources = stats.get("sources") or {}
+    if not sources:
+        return table
+    per_source = Table(title="sources (last ingestion of each)")
+    columns = ("source", "updates", "out of order", "max lateness s", "late rejected")
+    for column in (*columns, "late applied"):
+        per_source.add_column(column, justify="right")
+    for name, c in sorted(sources.items()):
+        per_source.add_row(
+            name,
+            f"{c['updates']:,}",
+            f"{c['out_of_order']:,}",
+            show_time(c["max_lateness"]),
+            f"{c['late_rejected']:,}",
+            f"{c['late_applied']:,}",
+        )
+    return Group(table, per_source)
 
 
 if __name__ == "__main__":

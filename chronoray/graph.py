@@ -63,12 +63,13 @@ from chronoray.ingest import (
     IngestReport,
     SourceActor,
     count_lines,
+    feed_options,
     feed_source,
     ingest_reporter,
 )
 from chronoray.manifest import Manifest
 from chronoray.placement import alive_nodes
-from chronoray.sources import IterableSource, Source
+from chronoray.sources import IterableSource, SortedSource, Source
 from ephemeral.computation import Computation
 from ephemeral.live import (
     Index,
@@ -82,6 +83,7 @@ from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
 from shards.core import VertexNotFound, source_channel
 from shards.progress import Progress
 from shards.routing import shard_of
+from shards.watermark import LatePolicy
 from shards.worker import ACTOR_ERRORS
 from snapshot.reconstruct import consistent_bound
 from snapshot.retro import vertex_history, vertex_state_at
@@ -112,15 +114,23 @@ __all__ = [
 
 @dataclass
 class GraphStats:
-    """Vertex and edge totals, and per-shard counters."""
+    """Vertex and edge totals, per-shard counters, and per source name what its last
+    ingestion read and its event-time counters (``out_of_order``, ``max_lateness``,
+    ``late_rejected``, ``late_applied``)."""
 
     vertices: int
     edges: int
     shards: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"vertices": self.vertices, "edges": self.edges, "shards": self.shards}
+        return {
+            "vertices": self.vertices,
+            "edges": self.edges,
+            "shards": self.shards,
+            "sources": self.sources,
+        }
 
 
 @dataclass
@@ -418,17 +428,36 @@ class GraphCluster:
         wait: bool = True,
         in_driver: bool = False,
         on_batch: Callable[[int], None] | None = None,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        sort: bool = False,
+        idle_timeout: float = 0.0,
     ) -> Any:
         """Feed ``source`` into the graph.
 
         By default a source actor on the cluster reads it (on this driver's node, where
         its file is), batches it (``batch_size`` updates per shard, at most
         ``max_inflight`` unacknowledged batches per shard) and survives a crash of its own
-        process; several sources can feed one graph at once. ``wait=False`` returns an
-        :class:`~chronoray.ingest.IngestJob` at once; otherwise this waits until every
-        update is acknowledged and the graph is idle and returns the
-        :class:`~chronoray.ingest.IngestReport` (``progress=True`` draws a bar,
-        ``total``: expected updates; a callable gets the count of updates read).
+        process. ``wait=False`` returns an :class:`~chronoray.ingest.IngestJob` at once;
+        otherwise this waits until every update is acknowledged and the graph is idle and
+        returns the :class:`~chronoray.ingest.IngestReport` (``progress=True`` draws a
+        bar, ``total``: expected updates; a callable gets the count of updates read).
+
+        **Event time.** A source must be in time order: a file that is not is refused
+        (:class:`~shards.watermark.OutOfOrder`, naming its first line going back) before
+        anything of it is applied, an iterable at that update (after what preceded it).
+        ``sort=True`` sorts the source by time first, outside memory. ``allowed_lateness``
+        (seconds) instead reorders updates behind a watermark -- the latest time read
+        minus it -- and ``late`` says what becomes of updates later than that:
+        ``"reject"`` (counted in the report and written to ``rejects`` with their line and
+        lateness) or ``"apply"`` (applied at the watermark, keeping their own event time
+        in the log). A source joining a graph that holds later updates from other sources
+        cannot go back before them: such updates are late too. A source that reads nothing
+        for ``idle_timeout`` seconds (default
+        :data:`~chronoray.ingest.DEFAULT_IDLE_TIMEOUT`) stops holding the graph's
+        watermark back: its own catches up with the other sources'.
+
+        Several sources at once: :meth:`ingest_many`.
 
         ``in_driver=True`` feeds from this process instead (``on_batch`` is then called
         with the number of batches sent after each send; tests inject faults with it). A
@@ -439,18 +468,107 @@ class GraphCluster:
         name, so two different lists never pass for the same source. Give a name to make
         ingesting the same list again a no-op.
         """
+        options = {"allowed_lateness": allowed_lateness, "late": late, "idle_timeout": idle_timeout}
         if not isinstance(source, Source):
             in_driver = in_driver or isinstance(source, Iterator)
             source = IterableSource(source, name or f"iterable-{uuid.uuid4().hex[:12]}")
         if on_batch is not None and not in_driver:
             raise ValueError("on_batch= needs in_driver=True")
+        if sort:
+            source = SortedSource(source)
         path = getattr(source, "path", None)
         if progress is True and total is None and isinstance(path, Path):
             total = count_lines(path)
         reject_path = None if rejects is None else str(Path(rejects).resolve())
+        self._open_sources([source.name])
+        feed = feed_options(source, halves=self.types.stream_edges, **options)  # type: ignore[arg-type]
         if in_driver:
-            return self._ingest_here(source, on_error, reject_path, progress, total, on_batch)
-        self._open_source(source.name)
+            return self._ingest_here(source, on_error, reject_path, progress, total, on_batch, feed)
+        job = self._start_source(source, on_error, reject_path, total, feed)
+        if not wait:
+            return job
+        report = job.wait(progress)
+        self.wait_idle()
+        return report
+
+    def ingest_many(
+        self,
+        items: list[Source | Iterable[Update]],
+        *,
+        on_error: Literal["raise", "skip"] = "raise",
+        rejects: str | Path | None = None,
+        progress: Progress = False,
+        wait: bool = True,
+        in_driver: bool = False,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        sort: bool = False,
+        idle_timeout: float = 0.0,
+    ) -> list[Any]:
+        """Feed several sources at once (files, iterables), with the options of
+        :meth:`ingest`; returns their reports (or, ``wait=False``, their jobs).
+
+        They open together, before any of them sends: the graph's watermark is the
+        minimum over them, and the shards merge their updates by event time -- every
+        vertex sees them in time order, whatever the sources' relative speed. Each runs
+        in a source actor of its own (one-shot iterators, or ``in_driver=True``, in a
+        thread of this driver)."""
+        options = {"allowed_lateness": allowed_lateness, "late": late, "idle_timeout": idle_timeout}
+        sources: list[Source] = []
+        here: list[bool] = []
+        for item in items:
+            if isinstance(item, Source):
+                src, driver = item, in_driver
+            else:
+                src = IterableSource(item, f"iterable-{uuid.uuid4().hex[:12]}")
+                driver = in_driver or isinstance(item, Iterator)
+            sources.append(SortedSource(src) if sort else src)
+            here.append(driver)
+        if len({s.name for s in sources}) < len(sources):
+            raise ValueError("several sources at once need distinct names")
+        if any(here) and not wait:
+            raise ValueError("sources fed from the driver need wait=True")
+        reject_path = None if rejects is None else str(Path(rejects).resolve())
+        self._open_sources([s.name for s in sources])
+        halves = self.types.stream_edges
+        feeds = [feed_options(s, halves=halves, **options) for s in sources]
+        jobs = [
+            None if driver else self._start_source(src, on_error, reject_path, None, feed)
+            for src, driver, feed in zip(sources, here, feeds, strict=True)
+        ]
+        if not wait:
+            return jobs
+        with ThreadPoolExecutor(max(1, len(sources))) as pool:
+            futures = [
+                pool.submit(self._ingest_here, src, on_error, reject_path, False, None, None, feed)
+                if driver
+                else pool.submit(job.wait, progress)  # type: ignore[union-attr]
+                for src, driver, feed, job in zip(sources, here, feeds, jobs, strict=True)
+            ]
+            reports = [f.result() for f in futures]
+        self.wait_idle()
+        return reports
+
+    def _open_sources(self, names: list[str]) -> None:
+        """Register sources ``names`` with the controller, all before any of them sends;
+        a name already feeding is refused (:class:`SourceBusy`) and nothing is opened."""
+        opened: list[str] = []
+        for name in names:
+            if not ray.get(self._controller.open_source.remote(name)):
+                for done in opened:
+                    ray.get(self._controller.close_source.remote(done, {"report": None}))
+                raise SourceBusy(f"source {name!r} is already feeding this graph")
+            opened.append(name)
+
+    def _start_source(
+        self,
+        source: Source,
+        on_error: Literal["raise", "skip"],
+        rejects: str | None,
+        total: int | None,
+        options: dict[str, Any],
+    ) -> IngestJob:
+        """The source actor feeding ``source``, on this driver's node."""
         c = self.config
         actor = (
             ray.remote(SourceActor)
@@ -470,16 +588,12 @@ class GraphCluster:
                 c.batch_size,
                 c.max_inflight,
                 on_error,
-                reject_path,
+                rejects,
+                options,
             )
         )
         ray.get(self._controller.source_actor.remote(source.name, actor))
-        job = IngestJob(source.name, actor, self._controller, total)
-        if not wait:
-            return job
-        report = job.wait(progress)
-        self.wait_idle()
-        return report
+        return IngestJob(source.name, actor, self._controller, total)
 
     def ingest_spark(
         self,
@@ -552,9 +666,10 @@ class GraphCluster:
         progress: Progress,
         total: int | None,
         on_batch: Callable[[int], None] | None,
+        options: dict[str, Any],
     ) -> IngestReport:
         final: dict[str, Any] = {"report": None, "error": None}
-        with self.feeding(source.name, final) as pump:
+        with self.feeding(source.name, final, opened=True, **options) as pump:
             pump.on_batch = on_batch
             with ingest_reporter(progress, source.name, total) as bar:
                 report, error = feed_source(
@@ -566,33 +681,48 @@ class GraphCluster:
             raise error
         return report
 
-    def _open_source(self, name: str) -> None:
-        if not ray.get(self._controller.open_source.remote(name)):
-            raise SourceBusy(f"source {name!r} is already feeding this graph")
-
     @contextmanager
-    def feeding(self, name: str, final: dict[str, Any] | None = None) -> Iterator[FeedPump]:
+    def feeding(
+        self,
+        name: str,
+        final: dict[str, Any] | None = None,
+        *,
+        opened: bool = False,
+        **options: Any,
+    ) -> Iterator[FeedPump]:
         """Feed source ``name`` from this process (the gRPC gateway feeds its streams this
         way): the source is registered with the graph's controller (:class:`SourceBusy`
-        if a source of that name is feeding already), and the
-        :class:`~chronoray.ingest.FeedPump` yielded skips every update the shards applied
-        already. ``pump.run(updates, tick)`` returns once all of ``updates`` are
-        logged; it can be called again with the next ones. Meanwhile a time snapshot
+        if a source of that name is feeding already; ``opened``: it was, with others),
+        and the :class:`~chronoray.ingest.FeedPump` yielded skips every update the shards
+        applied already. ``pump.run(updates, tick)`` returns once all of ``updates`` are
+        logged; it can be called again with the next ones (``end=True``: the last). Its
+        updates must come in time order, and not before what other sources fed already
+        (:class:`~shards.watermark.OutOfOrder`), unless ``options`` (those of
+        :func:`~chronoray.ingest.feed_options`) say otherwise. Meanwhile a time snapshot
         through this handle asks the pump how far the source has read. On exit the source
         is closed (its frontier no longer holds messages back) with ``final`` as its
         report."""
-        self._open_source(name)
+        if not opened:
+            self._open_sources([name])
         try:
             c = self.config
+            floor = ray.get(self._controller.source_floor.remote(name))
+            options = {"halves": self.types.stream_edges, **options}
             pump = FeedPump.resume(
-                name, self._shards, self._controller, c.batch_size, c.max_inflight
+                name,
+                self._shards,
+                self._controller,
+                c.batch_size,
+                c.max_inflight,
+                floor=floor,
+                **options,
             )
             self._pumps[name] = pump
             yield pump
-        finally:
-            self._pumps.pop(name, None)
+        finally:  # closed first: a time cut never sees it active without its pump
             report = final if final is not None else {"report": None, "error": None}
             ray.get(self._controller.close_source.remote(name, report))
+            self._pumps.pop(name, None)
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until no message is pending anywhere: two consecutive rounds of shard
@@ -637,6 +767,7 @@ class GraphCluster:
             vertices=sum(s["vertices"] for s in shards),
             edges=sum(s["edges"] for s in shards),
             shards=shards,
+            sources=ray.get(self._controller.summary.remote()),
         )
 
     def edges(self) -> Iterator[tuple[VertexId, VertexId, dict[str, Any]]]:
@@ -852,7 +983,7 @@ class GraphCluster:
                 waiting[source_channel(name)] = self._source_open_through(name, actor, t)
             stats = self._all_stats(pending_time=True)
             complete = all(s["min_pending_time"] > t for s in stats) and all(
-                stats[shard]["applied"].get(channel, 0) >= last
+                shard >= 0 and stats[shard]["applied"].get(channel, 0) >= last
                 for channel, batches in waiting.items()
                 for shard, last in batches
             )

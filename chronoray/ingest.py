@@ -15,12 +15,21 @@ Guarantees:
 * A malformed record stops the source after everything before it was applied (or, with
   ``on_error="skip"``, is counted and written to the rejects file); the error reaches
   the driver that waits for the source.
+* Event time is the feed's (:mod:`shards.watermark`): a file that must be in order (no
+  allowed lateness, not sorted) is checked first and refused at its first line going
+  back (:class:`~shards.watermark.OutOfOrder`), before anything of it is applied; late
+  updates a lateness does not cover are written to the rejects file (``late="reject"``)
+  with their line and lateness, or applied at the watermark (``late="apply"``). While
+  several sources feed the graph the pump reports its *promise* (no update it sends from
+  now on is earlier) with its frontier, and waits at its end until the shards merged
+  and applied all it sent.
 * While a shard is unavailable (its node is gone), the source waits and says so in its
   status (:meth:`SourceActor.progress`), instead of hanging without a word.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -31,31 +40,51 @@ from typing import Any, Literal
 
 import ray
 
-from chronoray.sources import MalformedRecord, ReadStats, Source, read_updates
+from chronoray.sources import (
+    MalformedRecord,
+    OutOfOrder,
+    ReadStats,
+    RejectWriter,
+    SortedSource,
+    Source,
+    check_order,
+    late_record,
+    read_updates,
+)
 from shards.core import Batch
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
+from shards.watermark import LatePolicy, show_time
 from shards.worker import ACTOR_ERRORS, shard_actor_name
 from vertex.records import Update
 
 __all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
     "FeedPump",
     "IngestJob",
     "IngestReport",
     "SourceActor",
     "count_lines",
+    "feed_options",
     "feed_source",
     "ingest_reporter",
 ]
 
 _POLL = 0.2
+DEFAULT_IDLE_TIMEOUT = 10.0
+"""Seconds a source may read nothing before it stops holding the graph's watermark back."""
+_WAIT = 2.0  # seconds a pump waits on a shard for merged updates before it looks again
 OnError = Literal["raise", "skip"]
 
 
 @dataclass
 class IngestReport:
     """What one ingestion of a source did. ``updates`` counts every update read
-    (``skipped``: those a shard had applied before, e.g. after a resume)."""
+    (``skipped``: those a shard had applied before, e.g. after a resume; ``rejected``:
+    malformed records skipped). Event time: ``out_of_order`` updates came with a time
+    below one read before them, by at most ``max_lateness`` seconds; ``late_rejected``
+    were later than the allowed lateness and set aside, ``late_applied`` applied at the
+    watermark."""
 
     source: str
     updates: int = 0
@@ -64,6 +93,10 @@ class IngestReport:
     batches: int = 0
     resent_batches: int = 0
     seconds: float = 0.0
+    out_of_order: int = 0
+    max_lateness: float = 0.0
+    late_rejected: int = 0
+    late_applied: int = 0
 
     @property
     def rate(self) -> float:
@@ -117,50 +150,110 @@ class FeedPump:
         self.on_batch = on_batch
         self.waiting: str | None = None
         self.lock = threading.RLock()
-        self._inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in shards]
-        self._told = feed.frontier
+        self._inflight: list[deque[tuple[Batch, Any, float]]] = [deque() for _ in shards]
+        self._told = (feed.frontier, self.promise)
         self._in_callback = False
+        self.idle_timeout = DEFAULT_IDLE_TIMEOUT
+        self._last_read = time.monotonic()
+        self._running = False
 
     @classmethod
     def resume(
-        cls, name: str, shards: list[Any], controller: Any, batch_size: int, max_inflight: int
+        cls,
+        name: str,
+        shards: list[Any],
+        controller: Any,
+        batch_size: int,
+        max_inflight: int,
+        *,
+        idle_timeout: float = 0.0,
+        **options: Any,
     ) -> FeedPump:
-        """A pump for source ``name`` that skips what every shard already applied."""
+        """A pump for source ``name`` that skips what every shard already applied;
+        ``options`` go to its :class:`SourceFeed` (lateness, late policy, floor, halves);
+        ``idle_timeout``: seconds without reading after which the source times out
+        (``0``: :data:`DEFAULT_IDLE_TIMEOUT`)."""
         pump = cls(SourceFeed(name, len(shards), batch_size), shards, controller, max_inflight)
         channel = pump.feed.channel
         stats = _retrying(
             lambda: ray.get([s.stats.remote() for s in shards]), pump._status, "the shards"
         )
-        pump.feed = SourceFeed(
-            name, len(shards), batch_size, [s["applied"].get(channel, 0) for s in stats]
-        )
+        applied = [s["applied"].get(channel, 0) for s in stats]
+        pump.feed = SourceFeed(name, len(shards), batch_size, applied, **options)
+        pump._told = (pump.feed.frontier, pump.promise)
+        pump.idle_timeout = idle_timeout or DEFAULT_IDLE_TIMEOUT
         return pump
 
     def _status(self, text: str | None) -> None:
         self.waiting = text
 
-    def run(self, updates: Iterable[Update], tick: Callable[[int], None]) -> None:
-        """Feed every update, then send what is buffered and wait for every ack."""
+    @property
+    def promise(self) -> float:
+        """No update this source sends from now on is earlier: nothing unsent, nor in a
+        call a shard has not taken yet, is."""
+        times = [m for inflight in self._inflight for _, _, m in tuple(inflight)]
+        times.append(self.feed.unsent_floor)
+        return min(times)
+
+    def run(
+        self, updates: Iterable[Update], tick: Callable[[int], None], *, end: bool = False
+    ) -> None:
+        """Feed every update, then send what is buffered and wait until the shards
+        applied all of it; ``end``: these are the source's last updates -- what the
+        reordering still holds is released too, and the source promises nothing more
+        (without it, ``run`` can be called again with the next updates). Meanwhile a
+        watchdog thread catches the source's watermark up with the other sources'
+        whenever it read nothing for :attr:`idle_timeout` seconds."""
+        self._running = True
+        watchdog = threading.Thread(target=self._watch_idle, daemon=True)
+        watchdog.start()
         try:
             for update in updates:
                 with self.lock:
-                    for shard, batch in self.feed.offer(update):
-                        self._send(shard, batch)
+                    self._last_read = time.monotonic()
+                    self._send_all(self.feed.offer(update))
                 if self.feed.read % 1000 == 0:
                     tick(self.feed.read)
-        finally:  # also at a malformed record: what came before it is applied in full
+        finally:  # also at a bad record: what came before it is applied in full
+            self._running = False
             with self.lock:
-                for shard, batch in self.feed.flush():
-                    self._send(shard, batch)
-                for shard in range(len(self.shards)):
-                    self._settle(shard, 0)
-                    if self.feed.open_batches(shard):  # buffered behind a lost batch
-                        self._resend(shard)
-                self._tell_frontier()
+                self._send_all(self.feed.end() if end else self.feed.flush())
+            self._applied_all()
             tick(self.feed.read)
 
+    def _watch_idle(self) -> None:
+        """An idle source times out (as in stream processors): its watermark moves up to
+        the smallest promise of the other sources, so it stops holding the graph's back;
+        what it reads later below that is late."""
+        while self._running:
+            time.sleep(min(self.idle_timeout / 4, _POLL))
+            idle = time.monotonic() - self._last_read
+            if idle < self.idle_timeout or not self._running:
+                continue
+            others = ray.get(self.controller.watermark.remote(self.feed.source))
+            with self.lock:
+                if not self._running or not math.isfinite(others):
+                    continue
+                if others > self.feed.watermark:
+                    self._send_all(self.feed.advance(others))
+                    self._tell_frontier()
+                    self.waiting = f"idle for {idle:.0f} s: watermark moved up to {others}"
+
+    def _send_all(self, batches: list[tuple[int, Batch]]) -> None:
+        """Send ``batches``; at a barrier, wait for it, then send what it held back."""
+        while True:
+            for shard, batch in batches:
+                self._send(shard, batch)
+            barrier = self.feed.barrier
+            if barrier is None:
+                return
+            self._applied_all()
+            self._quiet_through(barrier)
+            batches = self.feed.pass_barrier()
+
     def _send(self, shard: int, batch: Batch) -> None:
-        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch)))
+        min_ts = min(m[4] for _, m in batch.items)
+        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch), min_ts))
         if self.on_batch is not None and not self._in_callback:
             self._in_callback = True  # a callback that takes a snapshot must not re-enter
             try:
@@ -171,15 +264,20 @@ class FeedPump:
         self._tell_frontier()
 
     def _tell_frontier(self) -> None:
-        frontier = self.feed.frontier
-        if frontier > self._told:
-            self._told = frontier
-            self.controller.source_frontier.remote(self.feed.source, frontier)
+        frontier, promise = self.feed.frontier, self.promise
+        told_frontier, told_promise = self._told
+        if frontier > told_frontier or promise > told_promise:
+            self._told = (max(frontier, told_frontier), max(promise, told_promise))
+            told = (self.feed.source, *self._told, self.feed.max_ts)
+            self.controller.source_frontier.remote(*told)
 
     def _settle(self, shard: int, keep: int) -> None:
+        """Wait until at most ``keep`` calls to ``shard`` are open, and take every
+        answered one: a call the shard took no longer holds this source's promise down
+        (other sources' updates merge up to it)."""
         inflight = self._inflight[shard]
-        while len(inflight) > keep:
-            _, ref = inflight[0]
+        while len(inflight) > keep or (inflight and _answered(inflight[0][1])):
+            ref = inflight[0][1]
             try:
                 applied, _ = ray.get(ref)
             except ACTOR_ERRORS:
@@ -198,36 +296,79 @@ class FeedPump:
             )
             self.feed.ack(shard, applied)
 
+    def _applied_all(self) -> None:
+        """Return once every batch sent was applied: the shards may hold updates to merge
+        them with other sources' by event time, and a shard that restarted meanwhile
+        gets its open batches again. The lock is not held while a shard is waited for
+        (unless the caller holds it): a time cut asks this pump meanwhile."""
+        channel = self.feed.channel
+        with self.lock:
+            for shard in range(len(self.shards)):  # every shard took its batches: the
+                self._settle(shard, 0)  # promise no longer counts them; others merge on
+            self._tell_frontier()
+        for shard, actor in enumerate(self.shards):
+            waited = 0
+            while opened := self.feed.open_batches(shard):
+                last = opened[-1].last
+                try:
+                    applied = ray.get(actor.wait_applied.remote(channel, last, _WAIT))
+                except ACTOR_ERRORS:
+                    with self.lock:
+                        self._resend(shard)
+                    continue
+                progressed = applied > (opened[0].first - 1)
+                waited = 0 if progressed else waited + 1
+                with self.lock:
+                    self.feed.ack(shard, applied)
+                    self._tell_frontier()
+                    if waited:
+                        self._status(f"shard {shard} merging this source with the others")
+                    if waited >= 3:  # a restarted shard lost what it held: send it again
+                        self._resend(shard)
+                        waited = 0
+            self._status(None)
+        with self.lock:
+            self._tell_frontier()
+
+    def _quiet_through(self, t: float) -> None:
+        """Return once no shard holds a message of time ``<= t`` (what a vertex removal
+        sent, before the source goes on)."""
+        while True:
+            stats = _retrying(
+                lambda: ray.get([s.stats.remote(True) for s in self.shards]),
+                self._status,
+                "the shards",
+            )
+            if all(s["min_pending_time"] > t for s in stats):
+                return
+            self._tell_frontier()
+            time.sleep(_POLL / 20)
+
     def complete_through(self, t: float) -> tuple[str | None, list[tuple[int, int]]]:
-        """For a time cut at ``t``: a reason it cannot be complete yet, and the open
-        batches holding updates of time ``<= t`` as ``(shard, last offset)`` (the caller
-        checks them against the shards' applied positions). Sends what is buffered up to
-        ``t`` first, so a cut need not wait for a batch to fill."""
+        """For a time cut at ``t``: a reason it cannot be complete yet (the source has not
+        read past ``t``: its watermark is not above it), and the open batches holding
+        updates of time ``<= t`` as ``(shard, last position)`` (the caller checks them
+        against the shards' applied positions; ``(-1, 0)`` stands for updates held here,
+        behind a vertex removal). Sends what is buffered up to ``t`` first, so a cut need
+        not wait for a batch to fill."""
         with self.lock:
             feed = self.feed
-            if not feed.ordered:
-                return (
-                    f"source {feed.source} is not in time order; a time snapshot can only "
-                    "be taken once its ingestion ended",
-                    [],
-                )
-            if feed.max_ts <= t:
-                return (
-                    f"time {t} is not complete: source {feed.source} has only read up to "
-                    f"{feed.max_ts}; take it later or after ingestion",
-                    [],
-                )
+            if feed.watermark <= t:
+                return _not_read_past(feed, t), []
             for shard, batch in feed.flush(through=t):
                 self._send(shard, batch)
-            return None, [
+            open_through = [
                 (shard, o.last)
                 for shard in range(len(self.shards))
                 for o in feed.open_batches(shard)
                 if o.min_ts <= t
             ]
+            if not feed.applied_through(t, [0] * len(self.shards)) and not open_through:
+                open_through.append((-1, 0))
+            return None, open_through
 
     def progress(self) -> dict[str, Any]:
-        """Counters of the feed and what it waits for, if anything."""
+        """Counters of the feed (event time ones included) and what it waits for."""
         feed = self.feed
         return {
             "source": feed.source,
@@ -236,8 +377,26 @@ class FeedPump:
             "acked_offset": feed.acked_offset,
             "skipped": feed.skipped,
             "max_ts": feed.max_ts,
+            "watermark": feed.watermark,
+            **feed.counters(),
             "waiting": self.waiting,
         }
+
+
+def _answered(ref: Any) -> bool:
+    ready, _ = ray.wait([ref], timeout=0)
+    return bool(ready)
+
+
+def _not_read_past(feed: SourceFeed, t: float) -> str:
+    lateness = feed.reorder.allowed_lateness
+    mark = ""
+    if lateness:
+        mark = f" (its watermark, {show_time(lateness)} s behind, is {show_time(feed.watermark)})"
+    return (
+        f"time {show_time(t)} is not complete: source {feed.source} holds it back, having "
+        f"read up to {show_time(feed.max_ts)}{mark}; take it later or after ingestion"
+    )
 
 
 def feed_source(
@@ -246,23 +405,38 @@ def feed_source(
     on_error: OnError,
     rejects: str | None,
     tick: Callable[[int], None],
-) -> tuple[IngestReport, MalformedRecord | None]:
-    """Run ``source`` through ``pump``; returns the report and the malformed record that
-    stopped it, if one did. The controller is told when the source starts and ends."""
+) -> tuple[IngestReport, MalformedRecord | OutOfOrder | None]:
+    """Run ``source`` through ``pump``; returns the report and the bad record that
+    stopped it, if one did (malformed, or going back in time where it must not). A file
+    that must be in order is checked before anything is sent; late updates go to the
+    rejects file (if given)."""
     started = time.perf_counter()
+    feed = pump.feed
+    writer = RejectWriter(rejects) if rejects is not None else None
+    if writer is not None:
+        where = str(getattr(source, "where", source.name))
+        feed.reorder.on_late = lambda u, w: writer.write(late_record(u, w, where))
     updates: Iterator[Update]
     updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
-    error: MalformedRecord | None = None
+    error: MalformedRecord | OutOfOrder | None = None
     try:
-        pump.run(updates, tick)
-    except MalformedRecord as exc:
+        if feed.reorder.allowed_lateness is None:
+            check_order(source, feed.reorder.floor, feed.applied_before)
+        pump.run(updates, tick, end=True)
+    except (MalformedRecord, OutOfOrder) as exc:
         error = exc
-    report = _report(pump, read_stats, time.perf_counter() - started)
+    finally:
+        if writer is not None:
+            writer.close()
+    report = _report(pump, source, read_stats, time.perf_counter() - started)
     return report, error
 
 
-def _report(pump: FeedPump, read_stats: ReadStats, seconds: float) -> IngestReport:
+def _report(pump: FeedPump, source: Source, read_stats: ReadStats, seconds: float) -> IngestReport:
     feed = pump.feed
+    counters = feed.counters()
+    if isinstance(source, SortedSource):  # the disorder is the file's, sorted away before
+        counters.update(out_of_order=source.out_of_order, max_lateness=source.max_lateness)
     return IngestReport(
         source=feed.source,
         updates=feed.read,
@@ -271,6 +445,7 @@ def _report(pump: FeedPump, read_stats: ReadStats, seconds: float) -> IngestRepo
         batches=feed.batches,
         resent_batches=feed.resent,
         seconds=seconds,
+        **counters,  # type: ignore[arg-type]
     )
 
 
@@ -283,6 +458,8 @@ class SourceActor:
     found by name (Ray warns about actor handles among the constructor arguments of a
     restartable actor). A file source is read again from its path after a restart; an
     iterable source travels as an argument, kept by the driver that started it.
+    ``options`` are the feed's event-time options (:func:`feed_options`); the floor comes
+    from the controller, the same for a restarted actor.
     """
 
     def __init__(
@@ -293,6 +470,7 @@ class SourceActor:
         max_inflight: int,
         on_error: OnError,
         rejects: str | None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         graph_id, namespace, controller_name, num_shards = graph
         shards = [
@@ -300,7 +478,16 @@ class SourceActor:
             for k in range(num_shards)
         ]
         controller = ray.get_actor(controller_name, namespace=namespace)
-        self.pump = FeedPump.resume(source.name, shards, controller, batch_size, max_inflight)
+        floor = ray.get(controller.source_floor.remote(source.name))
+        self.pump = FeedPump.resume(
+            source.name,
+            shards,
+            controller,
+            batch_size,
+            max_inflight,
+            floor=floor,
+            **(options or {}),
+        )
         self.controller = controller
         self.source = source
         self.on_error = on_error
@@ -331,6 +518,27 @@ class SourceActor:
 
 def _no_tick(n: int) -> None:
     return None
+
+
+def feed_options(
+    source: Source,
+    *,
+    halves: bool,
+    allowed_lateness: float | None = None,
+    late: LatePolicy = "reject",
+    idle_timeout: float = 0.0,
+) -> dict[str, Any]:
+    """The event-time options of a pump for ``source`` (the floor comes from the
+    controller): whether stream edges go to both endpoints, the lateness and late policy,
+    how errors name it, whether its offsets increase, its idle timeout."""
+    return {
+        "halves": halves,
+        "allowed_lateness": allowed_lateness,
+        "late": late,
+        "where": str(getattr(source, "where", source.name)),
+        "offsets_increase": getattr(source, "offsets_increase", True),
+        "idle_timeout": idle_timeout,
+    }
 
 
 def ingest_reporter(progress: Progress, name: str, total: int | None) -> Reporter:

@@ -24,8 +24,12 @@ Guarantees of the sources in this module:
   after yielding every good update before it, and yields nothing after it.
   :func:`read_updates` with ``on_error="skip"`` instead counts the record, optionally
   writes it to a rejects file, and continues with the next line.
-* Time order is **not** required (streams may be unordered); SNAP times are ``int``,
-  Bitcoin CSV times ``float`` exactly as ``float(text)``.
+* Time order is **not** required of a source (streams may be unordered); SNAP times are
+  ``int``, Bitcoin CSV times ``float`` exactly as ``float(text)``. What the graph needs is
+  decided by the source feed (:mod:`shards.watermark`): a source that must be in order is
+  refused at its first update going back in time (:class:`OutOfOrder`); a file is checked
+  before anything of it is applied (:func:`check_order`). :class:`SortedSource` sorts any
+  source by time outside memory; an allowed lateness reorders bounded disorder instead.
 * No Ray: this module only reads files and builds records.
 
 Resumable sources: besides ``read()``, the built-in sources have ``records()``, which
@@ -43,23 +47,32 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import heapq
 import math
 import os
+import pickle
 import re
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Literal, Protocol, runtime_checkable
 
+from shards.watermark import OutOfOrder, show_time
 from vertex.records import Update, UpdateKind
 
 __all__ = [
     "BitcoinCsvSource",
     "IterableSource",
     "MalformedRecord",
+    "OutOfOrder",
     "ReadStats",
+    "RejectWriter",
     "SnapEdgeSource",
+    "SortedSource",
     "Source",
+    "check_order",
+    "late_record",
     "open_source",
     "read_updates",
 ]
@@ -237,6 +250,8 @@ class _FileSource(_RecordSource):
     """A source reading one file; named after the file's base name unless given a name."""
 
     path: Path
+    _line: re.Pattern[bytes]  # the fast parser's pattern; its last group is the time
+    _time: type[int] | type[float]
 
     def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
         self.path = _existing_file(path)
@@ -245,6 +260,37 @@ class _FileSource(_RecordSource):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._where!r}, name={self.name!r})"
+
+    @property
+    def where(self) -> str:
+        """The file as the user named it (what errors show)."""
+        return self._where
+
+    def first_disorder(self, floor: float = -math.inf, applied: int = 0) -> OutOfOrder | None:
+        """The first line whose time is below one before it (or, after line ``applied``,
+        below ``floor``), as the refusal to raise; ``None`` if the file is in time order.
+        Reads only the time of each line (malformed lines are left to :meth:`records`)."""
+        match, to_time = self._line.fullmatch, self._time
+        latest, below_floor = -math.inf, False
+        with open(self.path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                if lineno > applied and latest < floor:  # what the graph holds already
+                    latest, below_floor = floor, True
+                m = match(raw)
+                if m is None:
+                    record = next(iter(self._parse(raw, lineno)), None)
+                    if not isinstance(record, Update):
+                        continue
+                    ts: float = record.ts
+                else:
+                    ts = to_time(m.groups()[-1])
+                if ts < latest:
+                    return OutOfOrder(self._where, lineno, ts, latest, below_floor)
+                latest, below_floor = ts, False
+        return None
+
+    def _parse(self, raw: bytes, lineno: int) -> list[Update | MalformedRecord]:
+        raise NotImplementedError
 
 
 class SnapEdgeSource(_FileSource):
@@ -257,9 +303,12 @@ class SnapEdgeSource(_FileSource):
     ``FileNotFoundError`` here, at construction.
     """
 
+    _line = _SNAP_LINE
+    _time = int
+
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
-        name, where, match, edge = self.name, self._where, _SNAP_LINE.fullmatch, _edge
+        name, match, edge, slow = self.name, _SNAP_LINE.fullmatch, _edge, self._parse
         with open(self.path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
                 m = match(raw)
@@ -267,14 +316,17 @@ class SnapEdgeSource(_FileSource):
                     src, dst, ts = m.groups()
                     yield edge(int(src), int(dst), int(ts), {}, name, lineno)
                     continue
-                parsed = _snap_slow(raw)
-                if parsed is None:
-                    continue
-                if isinstance(parsed, str):
-                    yield MalformedRecord(where, lineno, _text(raw), parsed)
-                    continue
-                src_i, dst_i, ts_i = parsed
-                yield edge(src_i, dst_i, ts_i, {}, name, lineno)
+                yield from slow(raw, lineno)
+
+    def _parse(self, raw: bytes, lineno: int) -> list[Update | MalformedRecord]:
+        """A line the fast pattern missed: its update, its error, or nothing (skipped)."""
+        parsed = _snap_slow(raw)
+        if parsed is None:
+            return []
+        if isinstance(parsed, str):
+            return [MalformedRecord(self._where, lineno, _text(raw), parsed)]
+        src_i, dst_i, ts_i = parsed
+        return [_edge(src_i, dst_i, ts_i, {}, self.name, lineno)]
 
 
 # -- Bitcoin OTC CSV -----------------------------------------------------------------------
@@ -326,9 +378,12 @@ class BitcoinCsvSource(_FileSource):
     ``FileNotFoundError`` here, at construction.
     """
 
+    _line = _CSV_LINE
+    _time = float
+
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
-        name, where, match, edge = self.name, self._where, _CSV_LINE.fullmatch, _edge
+        name, match, edge, slow = self.name, _CSV_LINE.fullmatch, _edge, self._parse
         isfinite = math.isfinite
         with open(self.path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
@@ -340,14 +395,17 @@ class BitcoinCsvSource(_FileSource):
                     if _RATING_MIN <= r <= _RATING_MAX and isfinite(t):
                         yield edge(int(src), int(dst), t, {"weight": r}, name, lineno)
                         continue
-                parsed = _csv_slow(raw)
-                if parsed is None:
-                    continue
-                if isinstance(parsed, str):
-                    yield MalformedRecord(where, lineno, _text(raw), parsed)
-                    continue
-                src_i, dst_i, r_i, t_f = parsed
-                yield edge(src_i, dst_i, t_f, {"weight": r_i}, name, lineno)
+                yield from slow(raw, lineno)
+
+    def _parse(self, raw: bytes, lineno: int) -> list[Update | MalformedRecord]:
+        """A line the fast path did not take: its update, its error, or nothing (blank)."""
+        parsed = _csv_slow(raw)
+        if parsed is None:
+            return []
+        if isinstance(parsed, str):
+            return [MalformedRecord(self._where, lineno, _text(raw), parsed)]
+        src_i, dst_i, r_i, t_f = parsed
+        return [_edge(src_i, dst_i, t_f, {"weight": r_i}, self.name, lineno)]
 
 
 # -- Python iterables ------------------------------------------------------------------------
@@ -400,6 +458,121 @@ class IterableSource(_RecordSource):
                 yield item.with_origin(name, offset)
 
 
+# -- time order -----------------------------------------------------------------------------
+
+
+class SortedSource(_RecordSource):
+    """``source``'s updates in time order, sorted outside memory: a file larger than
+    memory is read once into sorted runs of ``run_size`` updates (temporary files in
+    ``tmpdir``), which are then merged, so at most ``run_size`` updates and one chunk per
+    run are in memory at a time.
+
+    Updates keep their source name and offsets (a file's line numbers) and leave in
+    ``(time, offset)`` order, the same order each time the file is read. Malformed records
+    come first, before any update (see :func:`read_updates`): with ``on_error="raise"``
+    the first one stops the ingestion before anything is applied. Detection sees the
+    file's own order: after a read, :attr:`out_of_order` counts the updates whose time
+    was below one before them, :attr:`max_lateness` the largest such gap.
+
+    >>> from vertex.records import Update
+    >>> src = SortedSource(IterableSource([Update.add_edge(1, 2, 9), Update.add_edge(2, 3, 4)]))
+    >>> [(u.ts, u.offset) for u in src.read()]
+    [(4, 2), (9, 1)]
+    """
+
+    offsets_increase = False  # a sorted file's line numbers do not
+
+    def __init__(
+        self, source: Source, run_size: int = 1_000_000, tmpdir: str | None = None
+    ) -> None:
+        if run_size < 1:
+            raise ValueError("run_size must be >= 1")
+        self.source = source
+        self.name = source.name
+        self.run_size = run_size
+        self.tmpdir = tmpdir
+        self.path = getattr(source, "path", None)
+        self.out_of_order = 0
+        self.max_lateness = 0.0
+
+    def __repr__(self) -> str:
+        return f"SortedSource({self.source!r})"
+
+    @property
+    def where(self) -> str:
+        """What errors show: the wrapped source's file or name."""
+        return str(getattr(self.source, "where", self.name))
+
+    def records(self) -> Iterator[Update | MalformedRecord]:
+        """Malformed records of the source in its order, then its updates sorted."""
+        inner = getattr(self.source, "records", None)
+        records = inner() if callable(inner) else self.source.read()
+        self.out_of_order, self.max_lateness, latest = 0, 0.0, -math.inf
+        with tempfile.TemporaryDirectory(prefix="chronoray-sort-", dir=self.tmpdir) as tmp:
+            runs: list[Path] = []
+            run: list[tuple[float, int, Update]] = []
+            for record in records:
+                if isinstance(record, MalformedRecord):
+                    yield record
+                    continue
+                if record.ts < latest:
+                    self.out_of_order += 1
+                    self.max_lateness = max(self.max_lateness, latest - record.ts)
+                else:
+                    latest = record.ts
+                run.append((record.ts, record.offset, record))
+                if len(run) >= self.run_size:
+                    runs.append(_spill(run, Path(tmp) / f"run-{len(runs)}"))
+                    run = []
+            run.sort(key=_order)
+            if not runs:
+                yield from (u for _, _, u in run)
+                return
+            if run:
+                runs.append(_spill(run, Path(tmp) / f"run-{len(runs)}"))
+            yield from (u for _, _, u in heapq.merge(*map(_unspill, runs), key=_order))
+
+
+def _order(item: tuple[float, int, Update]) -> tuple[float, int]:
+    return item[0], item[1]
+
+
+_CHUNK = 10_000  # updates per pickle in a run file
+
+
+def _spill(run: list[tuple[float, int, Update]], path: Path) -> Path:
+    """Write ``run`` sorted to ``path`` as consecutive pickled chunks."""
+    run.sort(key=_order)
+    with open(path, "wb") as f:
+        for i in range(0, len(run), _CHUNK):
+            pickle.dump(run[i : i + _CHUNK], f, protocol=5)
+    run.clear()
+    return path
+
+
+def _unspill(path: Path) -> Iterator[tuple[float, int, Update]]:
+    """The items of a run file, one chunk in memory at a time."""
+    with open(path, "rb") as f:
+        while True:
+            try:
+                chunk = pickle.load(f)
+            except EOFError:
+                return
+            yield from chunk
+
+
+def check_order(source: Source, floor: float = -math.inf, applied: int = 0) -> None:
+    """Raise :class:`OutOfOrder` at the first line of a file source that goes back in time
+    (or, after line ``applied`` -- what the graph applied of it before --, below
+    ``floor``), before anything of it is applied; other sources are checked as they are
+    read (their refusal comes after what preceded it was applied)."""
+    first_disorder = getattr(source, "first_disorder", None)
+    if callable(first_disorder):
+        refusal = first_disorder(floor, applied)
+        if refusal is not None:
+            raise refusal
+
+
 # -- opening and reading ------------------------------------------------------------------
 
 
@@ -416,8 +589,11 @@ def open_source(
     raise ValueError(f"unknown source format {format!r}; expected 'snap' or 'bitcoin-csv'")
 
 
-class _RejectWriter:
-    """Appends ``source<TAB>line<TAB>reason<TAB>text`` lines; opens the file on first use."""
+class RejectWriter:
+    """Appends ``source<TAB>line<TAB>reason<TAB>text`` lines; opens the file on first use.
+
+    The rejects file of an ingestion: malformed records skipped (``on_error="skip"``) and
+    late updates set aside (:func:`late_record`)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -434,6 +610,27 @@ class _RejectWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def late_record(update: Update, watermark: float, where: str) -> MalformedRecord:
+    """How a late update is written to the rejects file: where it came from (the file and
+    its line, or the source and position), by how much it was late, and the update.
+
+    >>> r = late_record(Update.add_edge(1, 2, 90).with_origin("f.txt", 7), 100, "f.txt")
+    >>> r.source, r.line, r.text
+    ('f.txt', 7, 'add_edge 1 2 90')
+    >>> r.reason
+    'late by 10 s: time 90 is before the watermark 100'
+    """
+    u = update
+    text = " ".join(str(x) for x in (u.kind.value, u.vertex, u.dst, u.ts) if x is not None)
+    if u.props:
+        text += " " + " ".join(f"{k}={v!r}" for k, v in u.props.items())
+    reason = (
+        f"late by {show_time(watermark - u.ts)} s: time {show_time(u.ts)} is before the "
+        f"watermark {show_time(watermark)}"
+    )
+    return MalformedRecord(where, u.offset, text, reason)
 
 
 def read_updates(
@@ -464,7 +661,7 @@ def read_updates(
     stats = ReadStats()
     records = getattr(source, "records", None)
     if callable(records):
-        writer = _RejectWriter(rejects) if rejects is not None and on_error == "skip" else None
+        writer = RejectWriter(rejects) if rejects is not None and on_error == "skip" else None
         return _from_records(records(), on_error == "skip", writer, stats), stats
     return _from_read(source, stats), stats
 
@@ -472,7 +669,7 @@ def read_updates(
 def _from_records(
     records: Iterator[Update | MalformedRecord],
     skip: bool,
-    writer: _RejectWriter | None,
+    writer: RejectWriter | None,
     stats: ReadStats,
 ) -> Iterator[Update]:
     try:

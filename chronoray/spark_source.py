@@ -235,15 +235,24 @@ def _start_parts(
             f"{bad.reason} ({prepared.rejected:,} bad rows in all; nothing ingested)",
         )
     _check_same_data(graph, source, parts, prepared.fingerprint)
-    jobs = []
+    part_sources = [
+        ArrowPartSource(
+            part_source_name(source, p, parts, prepared.fingerprint),
+            prepared.blocks[p],
+            p,
+            prepared.layout,
+            prepared.counts[p],
+        )
+        for p in sorted(prepared.blocks)
+    ]
     # Ray says once per process, on the terminal, that a restarted actor needs its
-    # arguments' objects (ray#53727): this driver keeps the blocks until the job ends
+    # arguments' objects (ray#53727): this driver keeps the blocks until the job ends.
+    # The parts open together: each is in time order, and the shards merge them by
+    # event time (one opened after another had gone on would find its start late)
     with stderr_to(driver_log_path()):
-        for p in sorted(prepared.blocks):
-            name = part_source_name(source, p, parts, prepared.fingerprint)
-            block, rows = prepared.blocks[p], prepared.counts[p]
-            part = ArrowPartSource(name, block, p, prepared.layout, rows)
-            jobs.append(graph.ingest(part, wait=False, total=rows))
+        jobs = graph.ingest_many(part_sources, wait=False)
+    for job, part in zip(jobs, part_sources, strict=True):
+        job.total = part.rows
     return SparkIngestJob(source, prepared, jobs, rejects if prepared.rejected else None, started)
 
 

@@ -37,6 +37,7 @@ class BlockWriter:
         "deleted",
         "failed",
         "dropped",
+        "late",
         "vectors",
         "seq0",
     )
@@ -51,6 +52,7 @@ class BlockWriter:
         self.deleted: list[int] = []
         self.failed: dict[int, str] = {}
         self.dropped: dict[int, tuple[str, ...]] = {}
+        self.late: dict[int, float] = {}
         self.vectors: list[tuple[int, tuple[int, ...]]] = []
         self.seq0 = seq0
 
@@ -73,6 +75,7 @@ class BlockWriter:
             self.deleted,
             self.failed,
             self.dropped,
+            self.late,
         )
         header = BlockHeader(self.first, last, min(time), max(time), frontier, self.vectors)
         meta = {CURSOR_KEY: cursor}

@@ -47,7 +47,10 @@ length, entry ``i`` has worker clock ``first + i``):
     ``deleted`` list of ``i``: entries that deleted their vertex;
     ``failed``  dict ``i -> error text``: failed executions (no effects; only the vertex's
                 clock and time advance);
-    ``dropped`` dict ``i -> tuple of state keys`` the execution removed.
+    ``dropped`` dict ``i -> tuple of state keys`` the execution removed;
+    ``late``    (absent if none) dict ``i -> event time`` for entries of a *late* update
+                applied with ``late="apply"``: the entry's ``time`` is the watermark it
+                was applied at, this its own event time.
 
 ``commands`` block (a dict): the message each execution handled.
     ``first``; ``runs``: a list of ``(channel, items)``, the entries' messages in order,
@@ -71,14 +74,21 @@ length, entry ``i`` has worker clock ``first + i``):
     log ever recorded under that key (ints and floats together are ``"float"``, other
     mixes ``"json"``), so that snapshot tables of any cut have the same columns and types;
     ``cursor`` =
-    ``{"applied": {channel: position}, "next_seq": [...], "acked": [...], "floor": wc}``
-    (written with every block; ``floor`` is the first entry whose messages may be
-    unacknowledged); ``checkpoints`` = list of ``(wc, max_time)``.
+    ``{"applied": {channel: position}, "next_seq": [...], "acked": [...], "floor": wc,
+    "times": {channel: time}}`` (written with every block; ``floor`` is the first entry
+    whose messages may be unacknowledged; ``times`` the event time of the last update
+    applied from each source channel, absent in logs written before it); ``checkpoints``
+    = list of ``(wc, max_time)``.
 
 Messages travel (and are logged) as tuples ``(kind, dst, src, payload, ts)``: ``kind`` is
 one of the ``K_*`` constants; a stream update (``K_UPDATE``, ``src`` ``None``) has the
-payload ``(update kind, dst, props, vertex_type)`` and its source and offset are its
-channel (``src:<source>``) and position (:func:`update_messages`).
+payload ``(update kind, dst, props, vertex_type)`` and its source and position are its
+channel (``src:<source>``) and position (:func:`update_messages`; the position is the
+update's offset when its source is in time order, see :mod:`shards.feed`). A stream edge
+update also reaches its target's shard, at the same position, as ``K_IN_EDGE`` with
+``src`` the edge's owner and the payload ``(update kind, props)``
+(:func:`target_message`). A late update applied at the watermark carries its own event
+time as one more payload element.
 """
 
 from __future__ import annotations
@@ -105,6 +115,7 @@ __all__ = [
     "K_EDGE_REJECTED",
     "K_TARGET_DELETED",
     "K_SPAWN",
+    "K_IN_EDGE",
     "KIND_NAMES",
     "LogFormatError",
     "Message",
@@ -133,6 +144,8 @@ __all__ = [
     "encode_schema",
     "decode_schema",
     "update_messages",
+    "owner_message",
+    "target_message",
     "update_to_plain",
     "update_from_plain",
 ]
@@ -151,6 +164,7 @@ K_EDGE_REMOVED = 4  # at the target; payload: None
 K_EDGE_REJECTED = 5  # back at the source; payload: None
 K_TARGET_DELETED = 6  # at each source of an incoming edge; payload: None
 K_SPAWN = 7  # payload: (vertex_type, props)
+K_IN_EDGE = 8  # at the target of a stream edge update; src: the owner; payload: (kind, props)
 
 KIND_NAMES = {
     K_UPDATE: "update",
@@ -161,6 +175,7 @@ KIND_NAMES = {
     K_EDGE_REJECTED: "edge_rejected",
     K_TARGET_DELETED: "target_deleted",
     K_SPAWN: "spawn",
+    K_IN_EDGE: "in_edge",
 }
 
 Message = tuple[int, VertexId, "VertexId | None", Any, float]
@@ -203,6 +218,7 @@ class EventBlock:
     deleted: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
     dropped: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    late: dict[int, float] = field(default_factory=dict)
 
     @property
     def key(self) -> int:
@@ -263,7 +279,7 @@ def encode_events(
             for i in referring:
                 sends[i] = _refer(block, i, sends[i])
         value["sends"] = _dumps(sends, _PROTOCOL)
-    for name in ("edges", "created", "deleted", "failed", "dropped"):
+    for name in ("edges", "created", "deleted", "failed", "dropped", "late"):
         if getattr(block, name):
             value[name] = getattr(block, name)
     return _dumps(value, _PROTOCOL)
@@ -308,6 +324,7 @@ def decode_events(data: bytes, in_edges: bool = True) -> EventBlock:
         v.get("deleted", []),
         v.get("failed", {}),
         v.get("dropped", {}),
+        v.get("late", {}),
     )
 
 
@@ -348,8 +365,10 @@ def decode_commands(data: bytes) -> list[CommandEntry]:
         source = channel.removeprefix("src:")
         for position, (kind, vid, sender, payload, ts) in items:
             if kind == K_UPDATE:
-                u_kind, dst, props, vtype = payload
+                u_kind, dst, props, vtype = payload[:4]
                 payload = (u_kind, vid, ts, dst, props, vtype, source, position)
+            elif kind == K_IN_EDGE:
+                payload = (payload[0], sender, ts, vid, payload[1], None, source, position)
             out.append(CommandEntry(wc, vid, kind, sender, payload, ts, channel, position))
             wc += 1
     return out
@@ -375,6 +394,36 @@ def update_messages(updates: list[Update]) -> list[tuple[int, Message]]:
 
 def _plain_props(props: Any) -> dict[str, Any]:
     return props if type(props) is dict else dict(props)
+
+
+def owner_message(update: Update, ts: float, event_ts: float | None = None) -> Message:
+    """The stream update as its owner's shard gets it, logged at ``ts`` (``event_ts``: the
+    update's own time, for a late update applied at the watermark ``ts``).
+
+    >>> owner_message(Update.add_edge(1, 2, 5.0).with_origin("s", 7), 5.0)
+    (0, 1, None, ('add_edge', 2, {}, None), 5.0)
+    """
+    payload: tuple[Any, ...] = (
+        update.kind._value_,
+        update.dst,
+        _plain_props(update.props),
+        update.vertex_type,
+    )
+    if event_ts is not None:
+        payload += (event_ts,)
+    return (K_UPDATE, update.vertex, None, payload, ts)
+
+
+def target_message(update: Update, ts: float, event_ts: float | None = None) -> Message:
+    """The other half of a stream edge update, for its target's shard (see the module doc).
+
+    >>> target_message(Update.add_edge(1, 2, 5.0, w=3).with_origin("s", 7), 5.0)
+    (8, 2, 1, ('add_edge', {'w': 3}), 5.0)
+    """
+    payload: tuple[Any, ...] = (update.kind._value_, _plain_props(update.props))
+    if event_ts is not None:
+        payload += (event_ts,)
+    return (K_IN_EDGE, update.dst, update.vertex, payload, ts)
 
 
 def update_to_plain(update: Update) -> tuple[Any, ...]:
@@ -512,13 +561,15 @@ def decode_checkpoint_list(data: bytes | None) -> list[tuple[int, float]]:
 
 
 class Cursor(NamedTuple):
-    """Channel positions applied, outbox sequence numbers, and the first entry whose
-    messages may be unacknowledged (``floor``)."""
+    """Channel positions applied, outbox sequence numbers, the first entry whose
+    messages may be unacknowledged (``floor``), and the event time of the last update
+    applied per source channel (``times``)."""
 
     applied: dict[str, int]
     next_seq: list[int]
     acked: list[int]
     floor: int
+    times: dict[str, float] = {}
 
 
 def encode_cursor(cursor: Cursor) -> bytes:
@@ -529,7 +580,13 @@ def encode_cursor(cursor: Cursor) -> bytes:
 def decode_cursor(data: bytes) -> Cursor:
     """Inverse of :func:`encode_cursor`."""
     v = _loads(data)
-    return Cursor(dict(v["applied"]), list(v["next_seq"]), list(v["acked"]), v["floor"])
+    return Cursor(
+        dict(v["applied"]),
+        list(v["next_seq"]),
+        list(v["acked"]),
+        v["floor"],
+        dict(v.get("times", {})),
+    )
 
 
 class Manifest(NamedTuple):

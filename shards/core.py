@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -56,6 +56,7 @@ from shards.codec import (
     K_EDGE_UPDATED,
     K_SPAWN,
     K_TARGET_DELETED,
+    K_UPDATE,
     K_USER,
     MANIFEST_KEY,
     SCHEMA_KEY,
@@ -147,13 +148,20 @@ class Batch:
     ``side`` holds the sender's unlogged observer items (ephemeral messages): they ride
     along with the logged items but are never logged, numbered or acknowledged (see
     :mod:`shards.observe`). A batch with only side items has no ``items`` and no vector.
-    Messages are plain tuples (see :mod:`shards.codec`), so a batch pickles fast."""
+    Messages are plain tuples (see :mod:`shards.codec`), so a batch pickles fast.
+
+    ``halves`` (source batches): the source sends every stream edge update to its
+    target's shard too (``K_IN_EDGE``, at the same position; both halves travel in one
+    batch when they go to the same shard). Then, in a graph with stream edges
+    (:attr:`~vertex.model.VertexTypes.stream_edges`), the owner sends its target no
+    notice: the target applies the update itself, in stream order."""
 
     channel: str
     prev: int
     items: list[tuple[int, Message]]
     vector: tuple[int, ...] | None = None
     side: list[Any] | None = None
+    halves: bool = False
 
     @classmethod
     def of_updates(cls, updates: list[Update], prev: int = 0) -> Batch:
@@ -224,6 +232,12 @@ class ShardCore:
         self._outboxes = [_Outbox() for _ in range(num_shards)]
         self._reorder: dict[str, dict[int, Batch]] = {}
         self._vector_grew = False
+        self.stream_edges = self.types.stream_edges
+        self._stream_batch = False  # the batch being applied carries stream edge halves
+        self.times: dict[str, float] = {}  # time of the last update applied per source channel
+        self.gate: dict[str, float] | None = None  # several sources: their promises
+        self.received: dict[str, int] = {}  # a source channel's last position queued
+        self._queued: dict[str, deque[tuple[int, Message, bool]]] = {}
         self._route: dict[VertexId, int] = {}
         self._plans: dict[str, tuple[Vertex, DirectHooks]] = {}
         self._schema = SchemaTracker(Schema.empty())
@@ -259,6 +273,7 @@ class ShardCore:
         (``inf`` if none): no entry with an earlier time can still appear from them."""
         times = [msg[4] for box in self._outboxes for _, msg, _ in box.items]
         times += [m[4] for w in self._reorder.values() for b in w.values() for _, m in b.items]
+        times += [queue[0][1][4] for queue in self._queued.values()]
         return min(times, default=math.inf)
 
     def pending_total(self) -> int:
@@ -292,40 +307,131 @@ class ShardCore:
 
     def _handle(self, batch: Batch) -> HandleResult:
         channel = batch.channel
-        applied = self.applied.get(channel, 0)
+        received = self._received(channel)
         if not batch.items:
             if batch.side and self._observer is not None:
                 self._observer.receive_side(batch.side)
-            return HandleResult(applied=applied)
-        if batch.prev > applied:
+            return HandleResult(applied=self.applied.get(channel, 0))
+        if batch.prev > received:
             self._reorder.setdefault(channel, {})[batch.prev] = Batch(
-                channel, batch.prev, batch.items, batch.vector
+                channel, batch.prev, batch.items, batch.vector, None, batch.halves
             )
             if batch.side and self._observer is not None:
                 self._observer.receive_side(batch.side)
-            return HandleResult(buffered=True, applied=applied)
+            return HandleResult(buffered=True, applied=self.applied.get(channel, 0))
         result = HandleResult()
-        block = None
-        if self.store is not None:
-            block = BlockWriter(self._wc + 1, [o.next_seq for o in self._outboxes])
-        released: list[tuple[int, int, Message, int]] = []
-        self._apply(batch, block, released, result)
+        block, released = self._begin()
+        self._take(batch, block, released, result)
         waiting = self._reorder.get(channel)
         while waiting:
-            ready = [p for p in waiting if p <= self.applied.get(channel, 0)]
+            ready = [p for p in waiting if p <= self._received(channel)]
             if not ready:
                 break
             for prev in sorted(ready):
-                self._apply(waiting.pop(prev), block, released, result)
+                self._take(waiting.pop(prev), block, released, result)
+        self._finish(block, released)
+        if batch.side and self._observer is not None:
+            self._observer.receive_side(batch.side)
+        result.applied = self.applied.get(channel, 0)
+        return result
+
+    def _begin(self) -> tuple[BlockWriter | None, list[tuple[int, int, Message, int]]]:
+        """The block one handled call logs, and the messages it releases once logged."""
+        block = None
+        if self.store is not None:
+            block = BlockWriter(self._wc + 1, [o.next_seq for o in self._outboxes])
+        return block, []
+
+    def _finish(
+        self, block: BlockWriter | None, released: list[tuple[int, int, Message, int]]
+    ) -> None:
+        """Log the block (if anything ran), then release its messages to the outboxes."""
         if block is not None and block.events:
             self._write(block, released)
         outboxes = self._outboxes
         for dest, seq, msg, wc in released:
             outboxes[dest].items.append((seq, msg, wc))
-        if batch.side and self._observer is not None:
-            self._observer.receive_side(batch.side)
-        result.applied = self.applied.get(channel, 0)
+
+    def _received(self, channel: str) -> int:
+        """The last position taken from ``channel``: applied, or queued to be merged."""
+        return self.received.get(channel) or self.applied.get(channel, 0)
+
+    def _take(
+        self,
+        batch: Batch,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+        result: HandleResult,
+    ) -> None:
+        """Apply a batch at once, or -- a source batch while several sources feed the
+        graph -- queue it to be merged with the other sources' by event time."""
+        if batch.vector is not None or (self.gate is None and not self._queued):
+            self._apply(batch, block, released, result)
+            return
+        channel, items = batch.channel, batch.items
+        received = self._received(channel)
+        if items[0][0] <= received:
+            fresh = [item for item in items if item[0] > received]
+            result.duplicates += len(items) - len(fresh)
+            items = fresh
+        if not items:
+            return
+        queue = self._queued.setdefault(channel, deque())
+        queue.extend((p, m, batch.halves) for p, m in items)
+        self.received[channel] = items[-1][0]
+        self._merge(block, released, result)
+
+    def set_gate(self, gate: Mapping[str, float] | None) -> HandleResult:
+        """Several sources feed the graph: ``gate`` maps each active source's channel to
+        its *promise* (every update it sends from now on has at least that time), and
+        their updates run in ``(time, channel)`` order, each only once no other source
+        can still send one before it. ``None``: one source, whose updates run as they
+        come. Returns what ran (queued updates a raised promise releases; they are logged
+        before this returns)."""
+        self.gate = None if gate is None else dict(gate)
+        result = HandleResult()
+        if self._queued:
+            with paused_gc():
+                block, released = self._begin()
+                self._merge(block, released, result)
+                self._finish(block, released)
         return result
+
+    def _merge(
+        self,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+        result: HandleResult,
+    ) -> None:
+        """Execute queued source updates in ``(time, channel)`` order while below the gate:
+        each vertex sees the updates of every source in event-time order, the same order
+        on any shard count."""
+        queues, gate, execute = self._queued, self.gate, self._execute
+        stream = self.stream_edges
+        runs = block.runs if block is not None else None
+        while queues:
+            channel = min(queues, key=lambda c: (queues[c][0][1][4], c))
+            queue = queues[channel]
+            position, msg, halves = queue[0]
+            if gate is not None:
+                key = (msg[4], channel)
+                if any(key >= (p, c) for c, p in gate.items() if c != channel):
+                    break
+            queue.popleft()
+            if not queue:
+                del queues[channel]
+            self._stream_batch = halves and stream
+            execute(msg, block, released)
+            self._stream_batch = False
+            self.applied[channel] = position
+            self.times[channel] = msg[4]
+            result.executed += 1
+            if runs is not None:
+                if runs and runs[-1][0] == channel:
+                    runs[-1][1].append((position, msg))
+                else:
+                    runs.append((channel, [(position, msg)]))
+        self.vector[self.shard_id] = self._wc
 
     def take_batch(self, dest: int, max_items: int = 10_000) -> Batch | None:
         """The next batch of unsent messages for ``dest`` (``None`` if there are none).
@@ -416,6 +522,9 @@ class ShardCore:
             "sent": [o.next_seq - 1 for o in self._outboxes],
             "applied": dict(self.applied),
             "side_pending": self.side_pending_total(),
+            "times": dict(self.times),
+            "queued": sum(len(q) for q in self._queued.values()),
+            "gate": self.gate,
             "side_processed": 0 if self._observer is None else self._observer.side_processed(),
         }
 
@@ -441,9 +550,14 @@ class ShardCore:
             return
         first = self._wc + 1
         execute = self._execute
+        self._stream_batch = batch.halves and self.stream_edges
         for _, msg in items:
             execute(msg, block, released)
+        self._stream_batch = False
         self.applied[channel] = items[-1][0]
+        if batch.vector is None:  # a source channel
+            self.times[channel] = items[-1][1][4]
+            self.received.pop(channel, None)
         result.executed += len(items)
         self.vector[self.shard_id] = self._wc
         if block is not None:
@@ -481,7 +595,11 @@ class ShardCore:
             HANDLERS[kind](run, sender, payload, ts)
             if run.ctx is not None:
                 settle(run, block is not None)
-            messages = self._messages(run, kind) if run.emits() else None
+            messages = None
+            if run.emits():
+                # a stream edge's target applies the update itself: no notice for it
+                skip = payload[1] if self._stream_batch and kind == K_UPDATE else None
+                messages = self._messages(run, kind, skip)
         except Exception as exc:  # a failing behavior applies nothing
             self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
             return
@@ -501,6 +619,8 @@ class ShardCore:
                 block.deleted.append(i)
             if run.dropped:
                 block.dropped[i] = run.dropped
+            if run.late is not None:
+                block.late[i] = run.late
             if sends:
                 block.sends[i] = sends
             edge_ops = run.edge_ops
@@ -554,10 +674,13 @@ class ShardCore:
             block.failed[len(block.events)] = error
             block.events.append((vid, clock, time, None, None, None))
 
-    def _messages(self, run: Execution, kind: int) -> list[tuple[int, int, VertexId, Any]]:
+    def _messages(
+        self, run: Execution, kind: int, skip: VertexId | None = None
+    ) -> list[tuple[int, int, VertexId, Any]] | None:
         """The messages the execution emits -- sends, spawns, edge notices -- as
         ``(dest shard, kind, target, payload)`` (raises, as a failure of the behavior, on
-        a target id that cannot be routed)."""
+        a target id that cannot be routed). ``skip``: the target of a stream edge update
+        that applies it itself (it gets no notice of that edge)."""
         out_edges = run.record.out_edges
         out: list[tuple[int, VertexId, Any]] = []
         for dst, payload in run.sends:
@@ -569,7 +692,7 @@ class ShardCore:
             out.append((K_SPAWN, new_id, (vtype, props)))
         silent = kind in EDGE_CLEANUP  # removing an edge its target refused or lost
         for dst, props in run.edge_ops:
-            if silent and dst == run.sender:
+            if (silent and dst == run.sender) or dst == skip:
                 continue
             if props is None:
                 if dst in out_edges:
@@ -580,6 +703,8 @@ class ShardCore:
             removed = {dst for dst, props in run.edge_ops if props is None}
             out += [(K_EDGE_REMOVED, dst, None) for dst in out_edges if dst not in removed]
             out += [(K_TARGET_DELETED, src, None) for src in run.record.in_edges]
+        if not out:
+            return None
         route, num_shards = self._route, self.num_shards
         messages = []
         for msg_kind, dst, payload in out:
@@ -694,6 +819,7 @@ class ShardCore:
                 [o.next_seq for o in self._outboxes],
                 [o.acked for o in self._outboxes],
                 floor,
+                self.times,
             )
         )
 
@@ -746,6 +872,7 @@ class ShardCore:
         self._schema = SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
         cursor = decode_cursor(raw)
         self.applied = dict(cursor.applied)
+        self.times = dict(cursor.times)
         for box, next_seq, acked in zip(self._outboxes, cursor.next_seq, cursor.acked, strict=True):
             box.next_seq, box.acked, box.sent_upto = next_seq, acked, acked
         replay = LogReplay(store)

@@ -21,13 +21,14 @@ from shards.codec import (
     K_EDGE_REJECTED,
     K_EDGE_REMOVED,
     K_EDGE_UPDATED,
+    K_IN_EDGE,
     K_SPAWN,
     K_TARGET_DELETED,
     K_UPDATE,
     K_USER,
 )
 from shards.records import VertexRecord
-from vertex.model import Context, DirectHooks, Vertex
+from vertex.model import Context, DirectHooks, Vertex, temporal_edge
 from vertex.records import UpdateKind, VertexId
 
 __all__ = [
@@ -48,6 +49,7 @@ _GONE_UPDATES = frozenset(
     k.value for k in (UpdateKind.REMOVE_VERTEX, UpdateKind.REMOVE_EDGE, UpdateKind.UPDATE_EDGE)
 )
 _KIND_OF = {kind.value: kind for kind in UpdateKind}
+_RESERVED = frozenset(("count", "first_ts", "last_ts"))  # the temporal edge's own keys
 
 
 class Execution:
@@ -74,6 +76,7 @@ class Execution:
         "sends",
         "spawns",
         "deleted",
+        "late",
     )
 
     def __init__(
@@ -104,6 +107,7 @@ class Execution:
         self.sends: list[tuple[VertexId, Any]] | tuple[()] = ()
         self.spawns: list[tuple[VertexId, str | None, dict[str, Any]]] | tuple[()] = ()
         self.deleted = False
+        self.late: float | None = None  # a late update's own event time
 
     def context(self) -> Context:
         """The hooks' context, created on first use (with a copy of the state)."""
@@ -130,7 +134,9 @@ class Execution:
 
 
 def _on_update(run: Execution, sender: VertexId | None, update: tuple[Any, ...], ts: float) -> None:
-    kind_value, dst, props, _ = update
+    kind_value, dst, props = update[0], update[1], update[2]
+    if len(update) > 4:  # a late update: the hooks see its own time
+        ts = run.late = update[4]
     kind = _KIND_OF[kind_value]
     if kind in _EDGE_UPDATES:
         direct = run.direct.edge_event
@@ -217,6 +223,25 @@ def _on_spawn(run: Execution, sender: VertexId, payload: Any, ts: float) -> None
     """Creation (if the vertex is new) already ran ``on_create``."""
 
 
+def _on_in_edge(run: Execution, sender: VertexId, payload: tuple[Any, ...], ts: float) -> None:
+    """``K_IN_EDGE`` at the target of a stream edge update of ``sender``'s edge to it: the
+    record of the edge follows the same rule as at its owner (:func:`temporal_edge`), then
+    the target's hooks run as for a notice."""
+    if len(payload) > 2:
+        ts = run.late = payload[2]
+    record = run.record
+    try:
+        props = temporal_edge(
+            sender, record.in_edges.get(sender), _KIND_OF[payload[0]], run.vid, ts, payload[1]
+        )
+    except (KeyError, TypeError):
+        return  # the owner's update fails the same way: nothing changes at either end
+    if props is None:
+        _on_edge_removed(run, sender, None, ts)
+    else:
+        _on_edge_notice(run, sender, props)
+
+
 HANDLERS = {
     K_UPDATE: _on_update,
     K_USER: _on_user,
@@ -226,6 +251,7 @@ HANDLERS = {
     K_EDGE_REJECTED: _on_edge_lost,
     K_TARGET_DELETED: _on_edge_lost,
     K_SPAWN: _on_spawn,
+    K_IN_EDGE: _on_in_edge,
 }
 
 
@@ -258,9 +284,12 @@ REJECT: Mapping[str, Any] = {"__chronoray__": "reject"}
 
 
 def creates_nothing(kind: int, payload: Any) -> bool:
-    """Messages about an edge or vertex that is gone must not create a vertex."""
+    """Messages about an edge or vertex that is gone must not create a vertex, nor must
+    the target half of an edge update its owner cannot apply."""
     if kind in _NO_CREATE:
         return True
+    if kind == K_IN_EDGE:
+        return payload[0] in _GONE_UPDATES or not _RESERVED.isdisjoint(payload[1])
     return kind == K_UPDATE and payload[0] in _GONE_UPDATES
 
 

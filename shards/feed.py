@@ -2,24 +2,38 @@
 
 A :class:`SourceFeed` is the one place that decides, for one source,
 
-* **batches**: updates are routed by vertex to per-shard buffers and leave as one
-  :class:`~shards.core.Batch` per ``batch_size`` updates (or earlier, when flushed);
-* **prev**: each batch names the offset of the source's previous update sent to that
+* **event time** (a :class:`~shards.watermark.Reorder`): out-of-order updates are counted,
+  updates are released in time order behind the source's watermark (the largest time read
+  minus ``allowed_lateness``), and late ones are refused, rejected or applied re-timed;
+* **positions**: every released update gets a position on its source's channel -- its
+  offset while offsets increase (a source in time order), else the previous position
+  plus one -- so positions increase on every shard's channel and are the same each time
+  the source is read again from its start with the same options;
+* **halves**: with ``halves``, a stream edge update goes to its owner's shard and, as
+  ``K_IN_EDGE`` at the same position, to its target's shard (see
+  :class:`~shards.core.Batch`); a graph with stream edges then needs no notice between
+  shards for it, and the target's record follows the stream's order exactly;
+* **batches**: items are routed to per-shard buffers and leave as one
+  :class:`~shards.core.Batch` per ``batch_size`` items (or earlier, when flushed);
+* **prev**: each batch names the position of the source's previous item sent to that
   shard, so a shard applies batches of one channel in order and skips duplicates;
 * **acks and resends**: a batch stays *open* until the shard acknowledged (logged) it;
   after a shard restart every open batch is resent, in order;
-* **the frontier**: the event time up to which every update read so far was applied,
+* **the frontier**: the event time up to which every update read so far is applied,
   which the shards use to hold back messages from the future of unapplied updates;
+* **barriers**: with ``halves``, after a ``remove_vertex`` nothing more is released until
+  the caller saw the deletion and what it sent applied (:attr:`SourceFeed.barrier`), so
+  an edge created again later never overtakes the deletion's notices;
 * **resume**: a feed created with the shards' applied positions (what their logs say)
-  skips every update a shard already applied, so a restarted source resends exactly
-  what was not acknowledged -- nothing lost, nothing doubled.
+  skips every item a shard already applied, so a restarted source resends exactly what
+  was not acknowledged -- nothing lost, nothing doubled.
 
-:class:`Frontiers` combines the frontiers of several sources feeding one graph into the
-one frontier the shards get (the minimum over active sources).
+:class:`Frontiers` combines the values of several sources feeding one graph (the
+minimum over active sources).
 
 Both runtimes drive these classes: :class:`~shards.local.LocalRuntime` in one thread,
-and the Ray source actors of ``chronoray`` through Ray calls. Neither decides batching
-or frontier rules itself.
+and the Ray source actors of ``chronoray`` through Ray calls. Neither decides batching,
+ordering or frontier rules itself.
 
 >>> from vertex.records import Update
 >>> feed = SourceFeed("s", num_shards=1, batch_size=2)
@@ -38,14 +52,19 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from shards.codec import K_IN_EDGE, Message, owner_message, target_message
 from shards.core import Batch, source_channel
 from shards.routing import shard_of
-from vertex.records import Update
+from shards.watermark import LatePolicy, OutOfOrder, Released, Reorder
+from vertex.records import Update, UpdateKind
 
-__all__ = ["Frontiers", "OpenBatch", "SourceFeed"]
+__all__ = ["Frontiers", "OpenBatch", "OutOfOrder", "SourceFeed"]
+
+_ADD, _SET, _REMOVE = UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE
+_REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
 
 
 @dataclass(slots=True)
@@ -53,21 +72,27 @@ class OpenBatch:
     """A batch sent to a shard and not yet acknowledged."""
 
     batch: Batch
-    first: int  # offset of its first update
-    last: int  # offset of its last update
+    first: int  # position of its first item
+    last: int  # position of its last item
     min_ts: float  # earliest event time in it
 
 
 class SourceFeed:
-    """Batches, ``prev`` positions, acknowledgements, resends and the frontier of one
+    """Event time, positions, batches, acknowledgements, resends and the frontier of one
     source feeding ``num_shards`` shards.
 
     One thread changes a feed; the read-only properties (:attr:`frontier`,
-    :attr:`acked_offset`, :attr:`acked_updates`) may be read from another thread meanwhile
-    (they copy what they iterate).
+    :attr:`acked_offset`, :attr:`acked_updates`, :attr:`unsent_floor`) may be read from
+    another thread meanwhile (they copy what they iterate).
 
-    ``applied`` gives, per shard, the highest offset of this source the shard has applied
-    (from its log; zeros for a new source). Updates at or below it are skipped.
+    ``applied`` gives, per shard, the highest position of this source the shard has
+    applied (from its log; zeros for a new source); items at or below it are skipped.
+    ``allowed_lateness``, ``late``, ``floor`` and ``on_late`` are the
+    :class:`~shards.watermark.Reorder`'s; ``where`` names the source in errors (its file);
+    ``halves`` sends stream edge updates to both endpoints' shards (for a graph whose
+    :attr:`~vertex.model.VertexTypes.stream_edges` holds). Offsets must increase, unless
+    ``offsets_increase`` is false (a source sorted by time, whose offsets are its file's
+    line numbers: distinct, in no order).
     """
 
     def __init__(
@@ -76,6 +101,14 @@ class SourceFeed:
         num_shards: int,
         batch_size: int,
         applied: Sequence[int] | None = None,
+        *,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        floor: float = -math.inf,
+        halves: bool = False,
+        where: str | None = None,
+        on_late: Callable[[Update, float], None] | None = None,
+        offsets_increase: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
@@ -83,74 +116,161 @@ class SourceFeed:
         self.channel = source_channel(source)
         self.num_shards = num_shards
         self.batch_size = batch_size
+        self.halves = halves
+        self.offsets_increase = offsets_increase
         start = list(applied) if applied is not None else [0] * num_shards
         if len(start) != num_shards:
             raise ValueError(f"applied needs {num_shards} positions, got {len(start)}")
+        self.reorder = Reorder(allowed_lateness, late, floor, where or source, on_late)
         self._start = start
+        self._resuming = any(start)
         self._prev = list(start)
         self._acked = list(start)
-        self._buffers: list[list[Update]] = [[] for _ in range(num_shards)]
+        self._buffers: list[list[tuple[int, Message]]] = [[] for _ in range(num_shards)]
         self._open: list[deque[OpenBatch]] = [deque() for _ in range(num_shards)]
-        self.max_ts = -math.inf
-        self.ordered = True
+        self._held: deque[Released] = deque()  # released, waiting behind a barrier
+        self.barrier: float | None = None
+        """Set after a ``remove_vertex`` was released (with ``halves``): send what was
+        returned, wait until it is applied and no message of time ``<= barrier`` is
+        pending, then call :meth:`pass_barrier`."""
+        self.ended = False
         self.read = 0
-        """Updates offered so far (skipped ones included)."""
+        """Updates offered so far (skipped and late ones included)."""
         self.skipped = 0
-        """Updates skipped because their shard had applied them already (a resume)."""
+        """Updates skipped because their shards had applied them already (a resume)."""
+        self.released = 0
         self.batches = 0
         self.resent = 0
         self._last_offset = 0
+        self._position = 0
 
     # -- reading ----------------------------------------------------------------------
 
     def offer(self, update: Update) -> list[tuple[int, Batch]]:
         """Take the next update of the source; returns the batches now full, as
-        ``(shard, batch)``, to send in that order (each stays open until :meth:`ack`)."""
+        ``(shard, batch)``, to send in that order (each stays open until :meth:`ack`).
+        Raises :class:`~shards.watermark.OutOfOrder` for a late update of a source that
+        must be in order."""
         if update.source != self.source:
             raise ValueError(f"update of source {update.source!r} offered to feed {self.source!r}")
-        if update.offset <= self._last_offset:
+        if update.offset <= self._last_offset and self.offsets_increase:
             raise ValueError(
                 f"source {self.source!r}: offset {update.offset} does not follow "
                 f"{self._last_offset} (offsets must strictly increase)"
             )
         self._last_offset = update.offset
         self.read += 1
-        if update.ts < self.max_ts:
-            self.ordered = False
-        else:
-            self.max_ts = update.ts
-        shard = shard_of(update.vertex, self.num_shards)
-        if update.offset <= self._start[shard]:
+        if self._resuming and self._applied_before(update):
+            self.reorder.skip(update)
+            self._position = update.offset
             self.skipped += 1
             return []
-        buffer = self._buffers[shard]
-        buffer.append(update)
-        if len(buffer) >= self.batch_size:
-            return [(shard, self._seal(shard))]
-        return []
+        released = self.reorder.offer(update)
+        if not released:
+            return []
+        if self._held or self.barrier is not None:
+            self._held.extend(released)
+            return []
+        return self._route(released)
+
+    def _applied_before(self, update: Update) -> bool:
+        """Whether a resumed source's update was applied by every shard it goes to, told
+        before it is weighed against the watermark (a source resumed after others went
+        on must not find its own applied updates late). Only while the positions are
+        the offsets: nothing reordered so far."""
+        offset = update.offset
+        if offset <= self._position or self.reorder.waiting or self._held:
+            return False
+        start, n = self._start, self.num_shards
+        if offset > start[shard_of(update.vertex, n)]:
+            return False
+        kind = update.kind
+        if self.halves and (kind is _ADD or kind is _SET or kind is _REMOVE):
+            return offset <= start[shard_of(update.dst, n)]  # type: ignore[arg-type]
+        return True
+
+    def end(self) -> list[tuple[int, Batch]]:
+        """The source has no more updates: release everything held and seal every
+        buffer (stopping at a barrier, if one is reached)."""
+        self.ended = True
+        self._held.extend(self.reorder.advance(math.inf))
+        return self.pass_barrier() if self.barrier is None else []
+
+    def advance(self, watermark: float) -> list[tuple[int, Batch]]:
+        """Raise the watermark to ``watermark`` (an idle source catching up with the
+        graph's); returns the batches that released."""
+        self._held.extend(self.reorder.advance(watermark))
+        if self.barrier is not None:
+            return []
+        out = self._route([])
+        return out + self.flush()
+
+    def pass_barrier(self) -> list[tuple[int, Batch]]:
+        """Continue after a barrier: release what waited behind it (up to the next one)."""
+        self.barrier = None
+        out = self._route([])
+        if self.ended and self.barrier is None:
+            out += self.flush()
+        return out
+
+    def _route(self, released: list[Released]) -> list[tuple[int, Batch]]:
+        """Give positions to released updates and route them to the shards' buffers."""
+        held = self._held
+        if held:
+            held.extend(released)
+            released = list(held)
+            held.clear()
+        out: list[tuple[int, Batch]] = []
+        buffers, start, size, halves = self._buffers, self._start, self.batch_size, self.halves
+        n = self.num_shards
+        for i, (update, ts, event_ts) in enumerate(released):
+            offset = update.offset
+            position = self._position = offset if offset > self._position else self._position + 1
+            self.released += 1
+            owner = shard_of(update.vertex, n)
+            fresh = False
+            if position > start[owner]:
+                buffers[owner].append((position, owner_message(update, ts, event_ts)))
+                fresh = True
+            kind = update.kind
+            if halves and (kind is _ADD or kind is _SET or kind is _REMOVE):
+                target = shard_of(update.dst, n)  # type: ignore[arg-type]
+                if position > start[target]:
+                    buffers[target].append((position, target_message(update, ts, event_ts)))
+                    fresh = True
+                if len(buffers[target]) >= size:
+                    out.append((target, self._seal(target)))
+            if not fresh:
+                self.skipped += 1
+            if len(buffers[owner]) >= size:
+                out.append((owner, self._seal(owner)))
+            if halves and kind is _REMOVE_VERTEX and fresh:
+                self.barrier = ts
+                held.extend(released[i + 1 :])
+                return out + self.flush()
+        return out
 
     def flush(self, through: float = math.inf) -> list[tuple[int, Batch]]:
-        """Seal every buffer holding an update of time ``<= through`` (all by default)."""
+        """Seal every buffer holding an item of time ``<= through`` (all by default)."""
         return [
             (shard, self._seal(shard))
             for shard, buffer in enumerate(self._buffers)
-            if buffer and min(u.ts for u in buffer) <= through
+            if buffer and min(m[4] for _, m in buffer) <= through
         ]
 
     def _seal(self, shard: int) -> Batch:
-        updates, self._buffers[shard] = self._buffers[shard], []
-        batch = Batch.of_updates(updates, prev=self._prev[shard])
-        self._prev[shard] = updates[-1].offset
-        self._open[shard].append(
-            OpenBatch(batch, updates[0].offset, updates[-1].offset, min(u.ts for u in updates))
-        )
+        items, self._buffers[shard] = self._buffers[shard], []
+        batch = Batch(self.channel, self._prev[shard], items, None, None, self.halves)
+        self._prev[shard] = items[-1][0]
+        min_ts = min(m[4] for _, m in items)
+        self._open[shard].append(OpenBatch(batch, items[0][0], items[-1][0], min_ts))
         self.batches += 1
         return batch
 
     # -- acknowledgements -------------------------------------------------------------
 
     def ack(self, shard: int, applied: int) -> None:
-        """``shard`` reports this channel applied (logged) through offset ``applied``."""
+        """``shard`` reports this channel applied (logged) through position ``applied``."""
         if applied > self._acked[shard]:
             self._acked[shard] = applied
         opened = self._open[shard]
@@ -171,58 +291,120 @@ class SourceFeed:
     def applied_through(self, t: float, applied: Sequence[int]) -> bool:
         """Whether every update of time ``<= t`` read so far is applied, given the
         shards' applied positions on this channel (``applied[shard]``, e.g. from their
-        stats): nothing of time ``<= t`` buffered, nor in a batch a shard has not applied."""
-        if any(u.ts <= t for buffer in self._buffers for u in buffer):
+        stats): nothing of time ``<= t`` held, buffered, nor in a batch a shard has not
+        applied."""
+        if self.reorder.earliest() <= t or any(ts <= t for _, ts, _ in tuple(self._held)):
+            return False
+        if any(m[4] <= t for buffer in self._buffers for _, m in tuple(buffer)):
             return False
         for shard, opened in enumerate(self._open):
-            if any(o.min_ts <= t and o.last > applied[shard] for o in opened):
+            if any(o.min_ts <= t and o.last > applied[shard] for o in tuple(opened)):
                 return False
         return True
 
     # -- progress ---------------------------------------------------------------------
 
     @property
+    def watermark(self) -> float:
+        """No update released from now on has a smaller time (``inf`` once ended)."""
+        return self.reorder.watermark
+
+    @property
+    def applied_before(self) -> int:
+        """The highest position of this source a shard applied before this feed started
+        (``0``: a new source); a source whose positions are its offsets read again up to
+        it finds nothing new there to weigh against the graph's floor."""
+        return max(self._start, default=0)
+
+    @property
+    def max_ts(self) -> float:
+        """The largest event time read."""
+        return self.reorder.max_seen
+
+    @property
+    def ordered(self) -> bool:
+        """Whether every update read so far came in time order."""
+        return self.reorder.out_of_order == 0
+
+    @property
+    def unsent_floor(self) -> float:
+        """No update not yet sent has a smaller time: held, buffered, or still to come."""
+        times = [self.reorder.earliest(), self.watermark]
+        times += [ts for _, ts, _ in tuple(self._held)]
+        times += [m[4] for buffer in self._buffers for _, m in tuple(buffer)]
+        return min(times)
+
+    @property
     def frontier(self) -> float:
         """The event time up to which every update read so far is applied: the earliest
-        time still buffered or in an open batch, else the latest time read."""
-        times = [u.ts for buffer in self._buffers for u in tuple(buffer)]
-        times += [o.min_ts for opened in self._open for o in tuple(opened)]
-        return min(times, default=self.max_ts)
+        time still held, buffered or in an open batch, else the watermark (every update
+        still to come is at or after it)."""
+        times = [o.min_ts for opened in self._open for o in tuple(opened)]
+        times.append(self.unsent_floor)
+        return min(times)
 
     @property
     def acked_offset(self) -> int:
-        """The offset through which every update read is acknowledged (or was applied
-        before this feed started): a source may resume after it."""
-        firsts = [b[0].offset for b in map(tuple, self._buffers) if b]
+        """The position through which every item sent is acknowledged (or was applied
+        before this feed started), and nothing before it is held: a source in time
+        order (positions are its offsets) may resume after it."""
+        firsts = [b[0][0] for b in map(tuple, self._buffers) if b]
         firsts += [o[0].first for o in map(tuple, self._open) if o]
+        if self.reorder.waiting or self._held:
+            firsts.append(self._position + 1)
         if firsts:
             return min(firsts) - 1
-        return self._last_offset
+        return max(self._position, self._last_offset)
 
     @property
     def idle(self) -> bool:
-        """Nothing buffered and nothing open."""
-        return not any(self._buffers) and not any(self._open)
+        """Nothing held, buffered or open."""
+        return (
+            not any(self._buffers)
+            and not any(self._open)
+            and not self._held
+            and not self.reorder.waiting
+        )
 
     @property
     def acked_updates(self) -> int:
-        """Updates read and known to be applied (buffered and open ones excluded)."""
-        waiting = sum(len(b) for b in self._buffers)
-        waiting += sum(len(o.batch.items) for opened in self._open for o in tuple(opened))
+        """Updates read and known to be applied (or skipped, or rejected as late)."""
+        waiting = self.reorder.waiting + len(self._held)
+        waiting += sum(1 for b in self._buffers for _, m in tuple(b) if m[0] != K_IN_EDGE)
+        waiting += sum(
+            1
+            for opened in self._open
+            for o in tuple(opened)
+            for _, m in o.batch.items
+            if m[0] != K_IN_EDGE
+        )
         return self.read - waiting
+
+    def counters(self) -> dict[str, float]:
+        """Event-time counters: updates read out of order, the largest lateness, late
+        updates rejected and applied."""
+        r = self.reorder
+        return {
+            "out_of_order": r.out_of_order,
+            "max_lateness": r.max_lateness,
+            "late_rejected": r.late_rejected,
+            "late_applied": r.late_applied,
+        }
 
 
 class Frontiers:
-    """The graph's frontier over several sources: the minimum of the active sources'
-    frontiers (``inf`` when none is active, so nothing is held back).
+    """A value per active source and their minimum over them (``inf`` when none is
+    active, so nothing is held back): the graph's frontier, or its watermark.
 
-    :meth:`open`, :meth:`update` and :meth:`close` return the frontier to give the
+    :meth:`open`, :meth:`update` and :meth:`close` return the minimum to give the
     shards and whether it went down (then the shards must be told with ``reset``), or
     ``None`` when it did not change.
 
     >>> f = Frontiers()
     >>> f.open("a"), f.update("a", 5.0), f.open("b"), f.update("b", 7.0), f.close("a")
     ((-inf, True), (5.0, False), (-inf, True), (5.0, False), (7.0, False))
+    >>> f.held_back_by()
+    'b'
     """
 
     def __init__(self) -> None:
@@ -231,7 +413,7 @@ class Frontiers:
 
     @property
     def value(self) -> float:
-        """The current frontier."""
+        """The current minimum."""
         return self._value
 
     @property
@@ -239,13 +421,23 @@ class Frontiers:
         """The active sources."""
         return list(self._by_source)
 
-    def open(self, source: str) -> tuple[float, bool] | None:
-        """``source`` starts feeding (nothing of it applied yet)."""
-        self._by_source[source] = -math.inf
+    def get(self, source: str) -> float | None:
+        """``source``'s own value (``None``: not active)."""
+        return self._by_source.get(source)
+
+    def held_back_by(self) -> str | None:
+        """The source with the smallest value (``None``: none active)."""
+        if not self._by_source:
+            return None
+        return min(self._by_source, key=lambda s: (self._by_source[s], s))
+
+    def open(self, source: str, value: float = -math.inf) -> tuple[float, bool] | None:
+        """``source`` starts feeding (nothing of it applied yet: ``value`` below all)."""
+        self._by_source[source] = value
         return self._recompute()
 
     def update(self, source: str, t: float) -> tuple[float, bool] | None:
-        """``source``'s own frontier is now ``t`` (it never goes back)."""
+        """``source``'s own value is now ``t`` (it never goes back)."""
         if source not in self._by_source:
             return None
         self._by_source[source] = max(self._by_source[source], t)

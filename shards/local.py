@@ -7,13 +7,16 @@ recovery -- can be tested in milliseconds without Ray.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from shards.core import Batch, ShardCore, source_channel
 from shards.feed import Frontiers, SourceFeed
 from shards.logstore import LogStore, MemoryLogStore
 from shards.routing import shard_of
+from shards.watermark import LatePolicy
 from vertex.model import VertexTypes
 from vertex.records import Update, VertexId
 
@@ -54,6 +57,10 @@ class LocalRuntime:
         self._stores: list[LogStore | None] = [self._factory(k) for k in range(num_shards)]
         self.cores = [self._new_core(k) for k in range(num_shards)]
         self._frontiers = Frontiers()
+        self.feeds: dict[str, SourceFeed] = {}
+        """The last feed of each source ingested (its counters)."""
+        self._running: dict[str, tuple[SourceFeed, Iterator[Update]]] = {}
+        self._gate: dict[str, float] | None = None
 
     def _new_core(self, shard: int) -> ShardCore:
         core = ShardCore(
@@ -67,32 +74,156 @@ class LocalRuntime:
             core.attach(self.host_factory())
         return core
 
-    def ingest(self, updates: Iterable[Update], source: str = "iterable") -> None:
+    def ingest(
+        self,
+        updates: Iterable[Update],
+        source: str = "iterable",
+        *,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        on_late: Callable[[Update, float], None] | None = None,
+        offsets_increase: bool = True,
+    ) -> None:
         """Apply ``updates`` (stamped with ``(source, offset)`` if they are not) and run
-        until no message is pending. Batching, ``prev`` positions and the frontier are
-        the :class:`~shards.feed.SourceFeed`'s, as for a Ray source actor."""
-        name = None
-        feed: SourceFeed | None = None
-        for i, update in enumerate(updates, start=1):
-            if update.offset < 0:
-                update = update.with_origin(source, i)
-            if feed is None:
-                name = update.source
-                feed = self._feed(name)
-                self._set_frontier(self._frontiers.open(name))
-            for shard, batch in feed.offer(update):
-                self._push(feed, shard, batch)
-        if feed is not None:
-            for shard, batch in feed.flush():
-                self._push(feed, shard, batch)
+        until no message is pending (:attr:`feeds` keeps the source's feed: its
+        counters). Event time, batching, positions and the frontier are the
+        :class:`~shards.feed.SourceFeed`'s, as for a Ray source actor: an update going
+        back in time raises :class:`~shards.watermark.OutOfOrder` (after everything
+        before it was applied) unless ``allowed_lateness`` is given, and then ``late``
+        says what becomes of the updates later than that. ``offsets_increase=False``
+        for updates sorted by time (see :class:`~shards.feed.SourceFeed`)."""
+        self.ingest_many(
+            {source: updates},
+            allowed_lateness=allowed_lateness,
+            late=late,
+            on_late=on_late,
+            offsets_increase=offsets_increase,
+        )
+
+    def ingest_many(
+        self,
+        sources: Mapping[str, Iterable[Update]],
+        *,
+        chunk: int = 1,
+        allowed_lateness: float | None = None,
+        late: LatePolicy = "reject",
+        on_late: Callable[[Update, float], None] | None = None,
+        offsets_increase: bool = True,
+    ) -> None:
+        """Feed several sources at once, ``chunk`` updates of each in turn (as several
+        source actors would), with the options of :meth:`ingest`. While more than one
+        is active the shards merge their updates by event time (see
+        :meth:`~shards.core.ShardCore.set_gate`), so every vertex sees them in time
+        order whatever the interleaving. Each source's floor is what the shards hold from
+        other sources before this call."""
+        options = {
+            "allowed_lateness": allowed_lateness,
+            "late": late,
+            "on_late": on_late,
+            "offsets_increase": offsets_increase,
+        }
+        before = [dict(core.times) for core in self.cores]
+        running: dict[str, tuple[SourceFeed, Iterator[Update]]] = {}
+        try:
+            for name, updates in sources.items():
+                stream = _stamped(updates, name)
+                first = next(stream, None)
+                if first is None:
+                    continue
+                feed = self.feeds[first.source] = self._feed(first.source, before, **options)
+                self._set_frontier(self._frontiers.open(feed.source))
+                running[feed.source] = (feed, itertools.chain([first], stream))
+            self._running = running
+            self._update_gate()
+            while running:
+                for feed, stream in list(running.values()):
+                    self._step(feed, stream, chunk)
+        finally:
+            self._abandon()
+
+    def _step(self, feed: SourceFeed, stream: Iterator[Update], chunk: int) -> None:
+        """One turn of ``feed``: pass its barrier if reached, send up to ``chunk`` more
+        updates, or -- its source exhausted and nothing left behind a barrier -- retire it."""
+        if feed.barrier is not None:
+            if not self._reached(feed):
+                return  # the other sources go on meanwhile
+            self._send(feed, feed.pass_barrier())
+            if feed.barrier is not None:
+                return
+        if feed.ended:
+            self._running.pop(feed.source)
+            self._set_frontier(self._frontiers.close(feed.source))
+            self._update_gate()
+            return
+        for n, update in enumerate(stream, start=1):
+            self._send(feed, feed.offer(update))
+            if n == chunk:
+                return
+        self._send(feed, feed.end())
+
+    def _abandon(self) -> None:
+        """After an error: send what every source read, merged no more, and stop."""
+        feeds = [f for f, _ in self._running.values()]
+        self._running = {}
+        self._update_gate()
+        for feed in feeds:
+            if not feed.ended:
+                self._send(feed, feed.end())
+            while feed.barrier is not None and self._reached(feed):
+                self._send(feed, feed.pass_barrier())
             self._set_frontier(self._frontiers.close(feed.source))
         self.run_until_quiet()
 
-    def _feed(self, source: str) -> SourceFeed:
-        """A feed for ``source`` that resumes where the shards' logs say it stopped."""
+    def _feed(self, source: str, before: list[dict[str, float]], **options: Any) -> SourceFeed:
+        """A feed for ``source`` that resumes where the shards' logs say it stopped; its
+        floor is the latest time the shards had applied from other sources (``before``)."""
         channel = source_channel(source)
         applied = [core.applied.get(channel, 0) for core in self.cores]
-        return SourceFeed(source, self.num_shards, self.batch_size, applied)
+        others = [t for times in before for c, t in times.items() if c != channel]
+        return SourceFeed(
+            source,
+            self.num_shards,
+            self.batch_size,
+            applied,
+            floor=max(others, default=-math.inf),
+            halves=self.types.stream_edges,
+            **options,
+        )
+
+    def _send(self, feed: SourceFeed, batches: list[tuple[int, Batch]]) -> None:
+        """Push ``batches``; past a barrier, go on once what it waits for is applied (at
+        once with one source, since every push runs until no message is pending)."""
+        while True:
+            for shard, batch in batches:
+                self._push(feed, shard, batch)
+            if feed.barrier is None or not self._reached(feed):
+                return
+            batches = feed.pass_barrier()
+
+    def _reached(self, feed: SourceFeed) -> bool:
+        """Whether ``feed``'s barrier is reached: everything it sent, and every message of
+        time up to the barrier, applied."""
+        barrier = feed.barrier
+        assert barrier is not None
+        applied = [core.applied.get(feed.channel, 0) for core in self.cores]
+        if any(o.last > applied[k] for k in range(self.num_shards) for o in feed.open_batches(k)):
+            return False
+        return all(core.min_pending_time() > barrier for core in self.cores)
+
+    def _update_gate(self) -> None:
+        """Tell the shards the active sources' promises (none while one source feeds)."""
+        feeds = [f for f, _ in self._running.values()]
+        gate = {f.channel: f.unsent_floor for f in feeds} if len(feeds) > 1 else None
+        if gate == self._gate:
+            return
+        self._gate = gate
+        for core in self.cores:
+            core.set_gate(gate)
+        for feed in feeds:
+            for k, core in enumerate(self.cores):
+                feed.ack(k, core.applied.get(feed.channel, 0))
+            self._set_frontier(self._frontiers.update(feed.source, feed.frontier))
+        self.run_until_quiet()
 
     def _set_frontier(self, change: tuple[float, bool] | None) -> None:
         if change is not None:
@@ -101,8 +232,9 @@ class LocalRuntime:
                 core.set_frontier(time, reset=lowered)
 
     def _push(self, feed: SourceFeed, shard: int, batch: Batch) -> None:
-        """Hand one batch to ``shard``, then move the frontier past what is applied."""
+        """Hand one batch to ``shard``, then move the gate and the frontier past it."""
         feed.ack(shard, self.cores[shard].handle(batch).applied)
+        self._update_gate()
         self._set_frontier(self._frontiers.update(feed.source, feed.frontier))
         self.run_until_quiet()
 
@@ -170,3 +302,9 @@ class LocalRuntime:
         for store in self._stores:
             if store is not None:
                 store.close()
+
+
+def _stamped(updates: Iterable[Update], source: str) -> Iterator[Update]:
+    """``updates`` with a ``(source, position)`` id where they have none."""
+    for i, update in enumerate(updates, start=1):
+        yield update if update.offset >= 0 else update.with_origin(source, i)

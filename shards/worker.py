@@ -54,9 +54,10 @@ class ShardWorker:
     """One shard as an async Ray actor (``ray.remote(ShardWorker)``).
 
     ``namespace`` is the Ray namespace its peers are named in (``None``: the job's).
-    ``frontier_keeper`` names (``(name, namespace)``) an actor with a ``frontier()`` method
-    (the graph's controller): a restarted shard asks it for the sources' current frontier
-    before it sends anything. (A name, not a handle: Ray warns about actor handles among
+    ``frontier_keeper`` names (``(name, namespace)``) an actor with ``frontier()`` and
+    ``gate()`` methods (the graph's controller): a restarted shard asks it for the sources'
+    current frontier and gate (see :meth:`~shards.core.ShardCore.set_gate`) before it
+    sends or merges anything. (A name, not a handle: Ray warns about actor handles among
     the constructor arguments of a restartable actor.)
     """
 
@@ -98,6 +99,7 @@ class ShardWorker:
         self._wake: list[asyncio.Event] = []
         self._notified: asyncio.Event | None = None
         self._drained: asyncio.Event | None = None
+        self._progressed: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         with warnings.catch_warnings():  # Ray's property warns about its own internals
             warnings.simplefilter("ignore")
@@ -105,7 +107,9 @@ class ShardWorker:
         if self.restarted and frontier_keeper is not None:
             # a new core releases every message; hold back what the sources have not reached
             keeper = ray.get_actor(frontier_keeper[0], namespace=frontier_keeper[1])
-            self.core.set_frontier(ray.get(keeper.frontier.remote()), reset=True)
+            frontier, gate = ray.get([keeper.frontier.remote(), keeper.gate.remote()])
+            self.core.set_frontier(frontier, reset=True)
+            self.core.set_gate(gate)
 
     # -- calls ------------------------------------------------------------------------
 
@@ -124,6 +128,33 @@ class ShardWorker:
         self.core.set_frontier(time, reset=reset)
         for event in self._wake:
             event.set()
+
+    async def set_gate(self, gate: dict[str, float] | None) -> None:
+        """The promises of the sources feeding the graph (see ``ShardCore.set_gate``)."""
+        self._start()
+        try:
+            self.core.set_gate(gate)
+        except ShardFailed:
+            os._exit(70)
+        self._progress()
+
+    async def wait_applied(self, channel: str, position: int, timeout: float) -> int:
+        """The position applied on ``channel`` once it reaches ``position`` (or after
+        ``timeout`` seconds): a source waiting for updates queued to be merged."""
+        self._start()
+        assert self._progressed is not None
+        deadline = asyncio.get_running_loop().time() + timeout
+        applied = self.core.applied
+        while applied.get(channel, 0) < position:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            self._progressed.clear()
+            try:
+                await asyncio.wait_for(self._progressed.wait(), left)
+            except TimeoutError:
+                break
+        return applied.get(channel, 0)
 
     async def deliver(self, batch: Batch) -> tuple[int, bool]:
         """Apply a batch of messages from a shard; returns ``(applied position, buffered)``."""
@@ -218,6 +249,7 @@ class ShardWorker:
             return
         self._wake = [asyncio.Event() for _ in range(self.num_shards)]
         self._drained = asyncio.Event()
+        self._progressed = asyncio.Event()
         self._notified = asyncio.Event()
         if self.host is not None:
             self.host.wake = self._notified.set
@@ -231,8 +263,14 @@ class ShardWorker:
             result = self.core.handle(batch)
         except ShardFailed:
             os._exit(70)  # memory may be ahead of the log: restart and recover
-        self._wake_senders()
+        self._progress()
         return result.applied, result.buffered
+
+    def _progress(self) -> None:
+        """Something ran: wake the senders and whoever waits for a position."""
+        self._wake_senders()
+        if self._progressed is not None:
+            self._progressed.set()
 
     def _wake_senders(self) -> None:
         core = self.core

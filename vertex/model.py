@@ -426,6 +426,24 @@ class VertexTypes:
         self.classes = classes
 
     @property
+    def stream_edges(self) -> bool:
+        """Whether every class keeps the built-in ``on_edge_event`` and ``on_add_edge``.
+
+        Then an edge's owner and its target can each apply a stream edge update by the same
+        rule (:func:`temporal_edge`) and the target never refuses an edge, so the update is
+        delivered to both endpoints in stream order and the target's record of the edge is
+        exact at every time (*stream edges*). A class that decides its edges in its own
+        code needs its owner's word first: the owner sends the target a notice (*owner
+        edges*), logged at the target at ``max(its time, the notice's time)``.
+
+        >>> VertexTypes().stream_edges, VertexTypes([Vertex]).stream_edges
+        (True, True)
+        """
+        return all(
+            d.edge_event is not None and d.edge_added is not None for d in self._direct.values()
+        )
+
+    @property
     def default(self) -> type[Vertex]:
         """The class used for vertices created implicitly (by an edge or a message)."""
         return type(self._behaviors[self.default_name])

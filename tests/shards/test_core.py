@@ -10,6 +10,7 @@ import pytest
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.sources import BitcoinCsvSource, SnapEdgeSource
 from chronoray.testing import LocalRuntime, pair_counts
+from shards.codec import K_IN_EDGE
 from shards.core import Batch, ShardCore, VertexNotFound
 from shards.logstore import MemoryLogStore
 from shards.replay import LogReplay, headers, read_commands
@@ -117,10 +118,17 @@ def test_recovery_rebuilds_the_same_shards(college_updates, shard_checkpoints):
     rt.close()
 
 
+class OwnerTemporal(TemporalVertex):
+    """The temporal vertex deciding its edges in its own code: edges have owner notices."""
+
+    def on_edge_event(self, ctx: Context, kind: Any, dst: Any, ts: float, props: Any) -> None:
+        super().on_edge_event(ctx, kind, dst, ts, props)
+
+
 def test_crash_with_undelivered_messages_loses_nothing(college, college_updates):
     """A shard crashes after logging a batch but before its messages were delivered; and a
     receiver crashes after applying messages but before the sender saw the ack."""
-    rt = LocalRuntime(2, batch_size=500)
+    rt = LocalRuntime(2, VertexTypes([OwnerTemporal]), batch_size=500)
     half = len(college_updates) // 2
     rt.ingest(college_updates[:half])
     by_shard: list[list[Update]] = [[], []]
@@ -185,8 +193,9 @@ def test_failing_behavior_applies_nothing_and_is_logged():
     rt.close()
 
 
-def test_log_entries_and_clocks():
-    rt = LocalRuntime(2)
+@pytest.mark.parametrize("owner", [False, True], ids=["stream edges", "owner edges"])
+def test_log_entries_and_clocks(owner):
+    rt = LocalRuntime(2, VertexTypes([OwnerTemporal]) if owner else None)
     rt.ingest([Update.add_edge(1, 2, t) for t in range(1, 8)])
     src = rt.cores[shard_of(1, 2)]
     dst = rt.cores[shard_of(2, 2)]
@@ -199,15 +208,19 @@ def test_log_entries_and_clocks():
     commands = [c for c in read_commands(src.store) if c.vertex == 1]
     assert [(c.channel, c.position) for c in commands] == [("src:iterable", t) for t in range(1, 8)]
     assert [c.payload[:4] for c in commands] == [("add_edge", 1, t, 2) for t in range(1, 8)]
-    if src is not dst:
+    received = [c for c in read_commands(dst.store) if c.vertex == 2]
+    times = [s.time for s in LogReplay(dst.store, checkpoint=False).entries() if s.vertex == 2]
+    assert times == list(range(1, 8))
+    if not owner:  # the target's half of each update comes from the source, in order
+        assert [(c.channel, c.position, c.kind) for c in received] == [
+            ("src:iterable", t, K_IN_EDGE) for t in range(1, 8)
+        ]
+        assert [c.payload[:4] for c in received] == [("add_edge", 1, t, 2) for t in range(1, 8)]
+    elif src is not dst:
         # the receiver's vector clock knows the sender's worker clock after the messages
         vectors = [v for h in headers(dst.store) for _, v in h.vectors]
         assert vectors and vectors[-1][src.shard_id] >= 1
-        received = list(read_commands(dst.store))
         assert all(c.channel == f"shard:{src.shard_id}" for c in received)
-        # event time of a message-caused entry = max(previous time, message time)
-        times = [s.time for s in LogReplay(dst.store, checkpoint=False).entries()]
-        assert times == list(range(1, 8))
     rt.close()
 
 

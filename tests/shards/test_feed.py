@@ -1,12 +1,15 @@
-"""The Ray-free source feed: batches, prev, acks, resends, frontier and resume."""
+"""The Ray-free source feed: batches, prev, acks, resends, frontier, resume, and event
+time (reordering behind the watermark, late updates, positions, stream edge halves)."""
 
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
-from shards.feed import Frontiers, SourceFeed
+from shards.codec import K_IN_EDGE, K_UPDATE
+from shards.feed import Frontiers, OutOfOrder, SourceFeed
 from shards.local import LocalRuntime
 from shards.routing import shard_of
 from vertex.records import Update
@@ -28,7 +31,7 @@ def test_batches_chain_prev_per_shard_and_cover_every_update_once():
         assert batch.prev == (by_shard[shard][-1] if shard in by_shard else 0)
         by_shard.setdefault(shard, []).extend(positions)
     assert sorted(p for ps in by_shard.values() for p in ps) == list(range(1, 51))
-    assert all(shard_of(v, 3) == s for s, b in sent for _, (_, v, _, _, _) in b.items)
+    assert all(shard_of(m[1], 3) == s for s, b in sent for _, m in b.items)
 
 
 def test_frontier_and_acked_offset_follow_acknowledgements():
@@ -83,3 +86,108 @@ def test_local_runtime_resumes_a_source_without_doubling():
         expected[(u.vertex, u.dst)] = expected.get((u.vertex, u.dst), 0) + 1
     assert counts == expected
     rt.close()
+
+
+def _drain(feed: SourceFeed, updates: list[Update]) -> list[tuple[int, object]]:
+    sent = [b for u in updates for b in feed.offer(u)] + feed.end()
+    return [(p, m) for _, b in sent for p, m in b.items]
+
+
+def test_an_ordered_source_keeps_its_offsets_as_positions_and_passes_straight_through():
+    feed = SourceFeed("s", num_shards=1, batch_size=1, allowed_lateness=0)
+    updates = _updates(5)
+    assert [p for u in updates for _, b in feed.offer(u) for p, _ in b.items] == [1, 2, 3, 4, 5]
+    assert feed.ordered and feed.counters()["out_of_order"] == 0
+
+
+def test_bounded_disorder_is_released_in_time_order_behind_the_watermark():
+    rng = random.Random(7)
+    times = [float(t) for t in range(200)]
+    shuffled = sorted(times, key=lambda t: t + rng.uniform(0, 10))  # displaced < 10 s
+    updates = [Update.add_edge(1, 2, t).with_origin("s", i + 1) for i, t in enumerate(shuffled)]
+    feed = SourceFeed("s", num_shards=1, batch_size=7, allowed_lateness=10)
+    items = _drain(feed, updates)
+    assert [m[4] for _, m in items] == times  # every update, in time order
+    positions = [p for p, _ in items]
+    assert positions == sorted(set(positions))  # increasing: a shard's channel order
+    counters = feed.counters()
+    assert counters["out_of_order"] > 0 and counters["late_rejected"] == 0
+    assert counters["max_lateness"] == max(
+        max(shuffled[:i]) - t for i, t in enumerate(shuffled) if i and t < max(shuffled[:i])
+    )
+    again = SourceFeed("s", num_shards=1, batch_size=3, allowed_lateness=10)
+    assert _drain(again, updates) == items  # read again from its start: the same positions
+
+
+def test_late_updates_are_refused_rejected_or_applied_at_the_watermark():
+    updates = [
+        Update.add_edge(1, 2, t).with_origin("s", i + 1) for i, t in enumerate([10, 20, 30, 12])
+    ]
+    strict = SourceFeed("s", num_shards=1, batch_size=10, where="f.txt")
+    with pytest.raises(OutOfOrder, match=r"f.txt:4: time 12 goes back from 30"):
+        _drain(strict, updates)
+    rejected: list[tuple[int, float]] = []
+    feed = SourceFeed(
+        "s", 1, 10, allowed_lateness=5, on_late=lambda u, w: rejected.append((u.offset, w))
+    )
+    assert [m[4] for _, m in _drain(feed, updates)] == [10, 20, 30]
+    assert rejected == [(4, 25)] and feed.counters()["late_rejected"] == 1
+    applied = SourceFeed("s", 1, 10, allowed_lateness=5, late="apply")
+    items = [m for _, m in _drain(applied, updates)]
+    assert [m[4] for m in items] == [10, 20, 25, 30]  # in time order: the late one at W
+    assert items[2][3][-1] == 12 and len(items[0][3]) == 4  # its own time travels with it
+    assert applied.counters()["late_applied"] == 1
+
+
+def test_a_floor_makes_updates_before_it_late():
+    feed = SourceFeed("s", 1, 10, floor=100.0, where="b.txt")
+    with pytest.raises(OutOfOrder, match="before 100, up to which the graph already holds"):
+        _drain(feed, [Update.add_edge(1, 2, 50).with_origin("s", 1)])
+
+
+def test_stream_edges_reach_both_endpoints_at_the_same_position():
+    feed = SourceFeed("s", num_shards=2, batch_size=100, halves=True)
+    updates = [Update.add_edge(v, v + 1, float(v)).with_origin("s", v) for v in range(1, 21)]
+    sent = [b for u in updates for b in feed.offer(u)] + feed.end()
+    seen: dict[int, set[int]] = {}
+    for shard, batch in sent:
+        assert batch.halves
+        for position, (kind, vid, sender, _, _) in batch.items:
+            assert shard_of(vid, 2) == shard
+            seen.setdefault(position, set()).add(kind)
+            if kind == K_IN_EDGE:
+                assert (sender, vid) == (position, position + 1)
+    assert seen == {p: {K_UPDATE, K_IN_EDGE} for p in range(1, 21)}
+
+
+def test_a_vertex_removal_is_a_barrier_for_what_follows():
+    feed = SourceFeed("s", num_shards=2, batch_size=100, halves=True)
+    updates = [
+        Update.add_edge(1, 2, 1.0).with_origin("s", 1),
+        Update.remove_vertex(1, 2.0).with_origin("s", 2),
+        Update.add_edge(1, 2, 3.0).with_origin("s", 3),
+    ]
+    first = feed.offer(updates[0]) + feed.offer(updates[1])
+    assert feed.barrier == 2.0  # everything up to the removal leaves now ...
+    assert sorted(p for _, b in first for p, _ in b.items) == [1, 1, 2]
+    assert feed.offer(updates[2]) == []  # ... and nothing after it until it is passed
+    assert sorted(p for _, b in feed.pass_barrier() + feed.end() for p, _ in b.items) == [3, 3]
+
+
+def test_resume_skips_each_half_its_shard_applied():
+    updates = [Update.add_edge(v, v + 1, float(v)).with_origin("s", v) for v in range(1, 41)]
+    applied = [0, 0]
+    for u in updates[:25]:
+        applied[shard_of(u.vertex, 2)] = u.offset
+    feed = SourceFeed("s", num_shards=2, batch_size=100, applied=applied, halves=True)
+    sent = [b for u in updates for b in feed.offer(u)] + feed.end()
+    for shard, batch in sent:
+        assert all(p > applied[shard] for p, _ in batch.items)
+    halves = {(p, m[0]) for _, b in sent for p, m in b.items}
+    expected = {
+        (u.offset, kind)
+        for u in updates
+        for kind, v in ((K_UPDATE, u.vertex), (K_IN_EDGE, u.dst))
+        if u.offset > applied[shard_of(v, 2)]
+    }
+    assert halves == expected

@@ -177,9 +177,11 @@ def test_inspect_rows_and_schema():
     events = list(log_rows(store, "events"))
     assert [e["wc"] for e in events] == list(range(1, len(events) + 1))
     assert events[0]["created"] == "TemporalVertex" and events[0]["edges"][0][0] == 2
-    assert events[0]["sends"][0][:3] == (2, 2, 1)  # edge_added, to 2, from 1
+    assert events[0]["sends"] == []  # stream edges: the target applies the update itself
+    assert events[1]["vertex"] == 2 and events[1]["in"] == (1, events[0]["edges"][0][1])
     commands = list(log_rows(store, "commands"))
     assert commands[0]["kind"] == "update" and commands[0]["payload"][0] == "add_edge"
+    assert commands[1]["kind"] == "in_edge" and commands[1]["vertex"] == 2
     assert [h["first"] for h in log_rows(store, "clocks")][0] == 1
     schema = read_schema(store)
     assert schema.ids == "str" and schema.edge["weight"] == "int"
