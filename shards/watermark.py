@@ -87,15 +87,16 @@ class OutOfOrder(ValueError):
 
     def __str__(self) -> str:
         if self.floor:
-            back = (
-                f"is before {show_time(self.previous)}, up to which the graph already holds "
-                "updates from other sources"
+            return (
+                f"{self.where}:{self.line}: time {show_time(self.ts)} is before "
+                f"{show_time(self.previous)}, up to which the graph already holds updates from "
+                "other sources (to apply such updates as late ones: --allowed-lateness with "
+                "--late apply / allowed_lateness=, late='apply')"
             )
-        else:
-            back = f"goes back from {show_time(self.previous)}"
         return (
-            f"{self.where}:{self.line}: time {show_time(self.ts)} {back}; the source is not in "
-            "time order (sort it with --sort / SortedSource, or give an allowed lateness)"
+            f"{self.where}:{self.line}: time {show_time(self.ts)} goes back from "
+            f"{show_time(self.previous)}; the source is not in time order (sort it with --sort / "
+            "SortedSource, or give an allowed lateness)"
         )
 
 

@@ -83,7 +83,9 @@ def test_snapshot_during_ingestion_equals_after(ray_session, tmp_path, college):
     def take(batches: int) -> None:
         if batches == 20 and not during:  # about 40,000 lines read by now
             during.append(g.snapshot(at=t))
-            with pytest.raises(cr.SnapshotNotReady, match="has only read up to") as refusal:
+            with pytest.raises(
+                cr.SnapshotNotReady, match="source collegemsg.txt holds it back, having read up to"
+            ) as refusal:
                 g.snapshot(at=late, timeout=1)  # the source has not read that far yet
             refused.append(refusal)
 

@@ -177,4 +177,3 @@ def test_cli_ingest_spark_csv(spark, tmp_path, college):
     assert "ingested 59,835 rows of" in result.output and "in 2 parts" in result.output
     with cr.GraphCluster.open(log_dir) as g:
         assert _counts(g) == dict(pair_counts(college))
-
