@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from shards.codec import K_IN_EDGE, Message, owner_message, target_message
@@ -160,7 +160,7 @@ class SourceFeed:
             )
         self._last_offset = update.offset
         self.read += 1
-        if self._resuming and self._applied_before(update):
+        if self._resuming and self._applied_before(update, self._position):
             self.reorder.skip(update)
             self._position = update.offset
             self.skipped += 1
@@ -173,13 +173,29 @@ class SourceFeed:
             return []
         return self._route(released)
 
-    def _applied_before(self, update: Update) -> bool:
+    def out_of_order(self, updates: Iterable[Update]) -> OutOfOrder | None:
+        """The :class:`~shards.watermark.OutOfOrder` that :meth:`offer` would raise for one
+        of ``updates`` (a source that must be in order), found before any is offered: a
+        batch of updates can be refused whole. ``None`` if none would be refused."""
+        position = self._position
+
+        def weighed() -> Iterator[tuple[Update, bool]]:
+            nonlocal position
+            for update in updates:
+                skipped = self._resuming and self._applied_before(update, position)
+                if skipped:
+                    position = update.offset
+                yield update, skipped
+
+        return self.reorder.refusal(weighed())
+
+    def _applied_before(self, update: Update, position: int) -> bool:
         """Whether a resumed source's update was applied by every shard it goes to, told
         before it is weighed against the watermark (a source resumed after others went
-        on must not find its own applied updates late). Only while the positions are
-        the offsets: nothing reordered so far."""
+        on must not find its own applied updates late); ``position``: the last offset
+        skipped so. Only while the positions are the offsets: nothing reordered so far."""
         offset = update.offset
-        if offset <= self._position or self.reorder.waiting or self._held:
+        if offset <= position or self.reorder.waiting or self._held:
             return False
         start, n = self._start, self.num_shards
         if offset > start[shard_of(update.vertex, n)]:

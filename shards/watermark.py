@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from vertex.records import Update
@@ -194,11 +194,32 @@ class Reorder:
             out.append((update, ts, None))
         return out
 
+    def refusal(self, updates: Iterable[tuple[Update, bool]]) -> OutOfOrder | None:
+        """For a source without an allowed lateness: the :class:`OutOfOrder` that offering
+        ``updates`` in turn would raise (``None``: none would), found without taking any of
+        them -- so a batch can be refused whole. ``True`` beside an update: it would be
+        :meth:`skip`-ped (applied before), not weighed."""
+        if self.allowed_lateness is not None:
+            return None
+        seen, watermark = self.max_seen, self.watermark
+        for update, skipped in updates:
+            ts = update.ts
+            if not skipped and ts < watermark:
+                return self._going_back(update, watermark, seen)
+            if ts > seen:
+                seen = ts
+                if ts > watermark:  # no lateness: the watermark is the largest time seen
+                    watermark = ts
+        return None
+
+    def _going_back(self, update: Update, watermark: float, seen: float) -> OutOfOrder:
+        floor = watermark > seen  # the graph's floor, not the source's past
+        previous = watermark if floor else seen
+        return OutOfOrder(self.where, update.offset, update.ts, previous, floor)
+
     def _late(self, update: Update, watermark: float) -> list[Released]:
         if self.allowed_lateness is None:
-            floor = watermark > self.max_seen  # the graph's floor, not the source's past
-            previous = watermark if floor else self.max_seen
-            raise OutOfOrder(self.where, update.offset, update.ts, previous, floor)
+            raise self._going_back(update, watermark, self.max_seen)
         if self.late == "reject":
             self.late_rejected += 1
             if self.on_late is not None:

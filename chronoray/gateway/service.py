@@ -51,6 +51,7 @@ from chronoray.gateway.wire import (
     vertex_id_of,
 )
 from chronoray.graph import GraphCluster
+from chronoray.ingest import FeedPump
 from chronoray.v1 import gateway_pb2 as pb
 from chronoray.v1 import gateway_pb2_grpc as pbg
 from ephemeral.notify import Lagged, StreamPosition
@@ -194,6 +195,7 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                             "your last acknowledged batch"
                         )
                     updates = self._updates(request, source, last)
+                    _in_order(pump, updates)
                     if self.limiter is not None:
                         self.limiter.wait(client)
                     with self.counters.holding(len(updates)):
@@ -467,6 +469,15 @@ def _refusals(context: grpc.ServicerContext) -> Iterator[None]:
         if code == grpc.StatusCode.INTERNAL:
             log.exception("gateway call failed")
         context.abort(code, text)
+
+
+def _in_order(pump: FeedPump, updates: list[Update]) -> None:
+    """Refuse the whole batch if one of its records goes back in time (a gateway stream
+    is a source in time order), before any of it is applied."""
+    refusal = pump.feed.out_of_order(updates)
+    if refusal is not None:
+        index = next(i for i, u in enumerate(updates) if u.offset == refusal.line)
+        raise InvalidField(f"batch.records[{index}].ts", str(refusal))
 
 
 def _no_tick(read: int) -> None:

@@ -136,6 +136,15 @@ def _with(record, **changes):
             r"^batch\.records\[0\]\.offset: offsets start at 1",
         ),
         (
+            [_open(), _batch(_edge(1), _edge(2, ts=1_999_999_999))],
+            r"^batch\.records\[1\]\.ts: refused:2: time 1999999999 goes back from 2000000000",
+        ),
+        (
+            [_open(), _batch(_edge(1, ts=1_000_000_000))],
+            r"^batch\.records\[0\]\.ts: refused:1: time 1000000000 is before \d+, up to which "
+            r"the graph already holds updates from other sources",
+        ),
+        (
             [_open(), _batch(to_record(Update.add_vertex(9, 1, "Ghost").with_origin("x", 1)))],
             r"^batch\.records\[0\]\.vertex_type: unknown vertex type 'Ghost' \(known: "
             r"TemporalVertex\)",
@@ -152,6 +161,8 @@ def _with(record, **changes):
         "nan-time",
         "offsets",
         "offset-0",
+        "back-in-time",
+        "before-the-graph",
         "vertex-type",
     ],
 )

@@ -145,6 +145,24 @@ def test_a_floor_makes_updates_before_it_late():
         _drain(feed, [Update.add_edge(1, 2, 50).with_origin("s", 1)])
 
 
+def test_a_batch_going_back_is_found_before_any_of_it_is_offered():
+    feed = SourceFeed("s", 1, 10, floor=100.0, where="g")
+    batch = [Update.add_edge(1, 2, t).with_origin("s", i + 1) for i, t in enumerate([100, 120])]
+    assert feed.out_of_order(batch) is None
+    feed.offer(batch[0])
+    back = [Update.add_edge(1, 2, t).with_origin("s", i + 2) for i, t in enumerate([130, 110])]
+    refusal = feed.out_of_order(back)
+    assert str(refusal).startswith("g:3: time 110 goes back from 130")
+    assert feed.read == 1  # nothing taken; offering the batch raises the same
+    with pytest.raises(OutOfOrder, match="g:3: time 110 goes back from 130"):
+        _drain(feed, back)
+    resumed = SourceFeed("s", 1, 10, [5], floor=100.0, where="g")  # 1..5 applied
+    early = [Update.add_edge(1, 2, 50).with_origin("s", 5), Update.add_edge(1, 2, 40)]
+    assert resumed.out_of_order(early[:1]) is None  # applied before: not weighed
+    refusal = resumed.out_of_order([early[0], early[1].with_origin("s", 6)])
+    assert "g:6: time 40 is before 100" in str(refusal)
+
+
 def test_stream_edges_reach_both_endpoints_at_the_same_position():
     feed = SourceFeed("s", num_shards=2, batch_size=100, halves=True)
     updates = [Update.add_edge(v, v + 1, float(v)).with_origin("s", v) for v in range(1, 21)]
