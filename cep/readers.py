@@ -33,10 +33,11 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 from cep.events import Comment, Event, Friendship, Like, Post, parse_time
 from chronoray import MalformedRecord
+from chronoray.sources import RejectWriter
 
 __all__ = ["DebsFiles", "StreamStats", "read_file", "read_stream", "KINDS"]
 
@@ -156,28 +157,6 @@ def read_file(
             yield lineno, event
 
 
-class _Rejects:
-    """Appends ``file<TAB>line<TAB>reason<TAB>text`` lines; opens the file on first use."""
-
-    def __init__(self, path: str | os.PathLike[str] | None) -> None:
-        self.path = None if path is None else Path(path)
-        self._file: IO[str] | None = None
-
-    def write(self, record: MalformedRecord) -> None:
-        if self.path is None:
-            return
-        if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8", newline="\n")
-        self._file.write(f"{record.source}\t{record.line}\t{record.reason}\t{record.text}\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
 def read_stream(
     files: DebsFiles,
     on_error: Literal["raise", "skip"] = "raise",
@@ -192,19 +171,21 @@ def read_stream(
         if path is not None and not Path(path).is_file():
             raise FileNotFoundError(f"{kind} file not found: {path}")
     stats = StreamStats()
-    return _merged(
-        files, on_error == "skip", _Rejects(rejects if on_error == "skip" else None), stats
-    ), stats
+    writer = RejectWriter(rejects) if rejects is not None and on_error == "skip" else None
+    return _merged(files, on_error == "skip", writer, stats), stats
 
 
-def _merged(files: DebsFiles, skip: bool, rejects: _Rejects, stats: StreamStats) -> Iterator[Event]:
+def _merged(
+    files: DebsFiles, skip: bool, rejects: RejectWriter | None, stats: StreamStats
+) -> Iterator[Event]:
     def tagged(rank: int, kind: str, path: Path) -> Iterator[tuple[int, int, int, Event]]:
         for lineno, outcome in read_file(path, kind):
             if isinstance(outcome, MalformedRecord):
                 if not skip:
                     raise outcome
                 stats.rejected += 1
-                rejects.write(outcome)
+                if rejects is not None:
+                    rejects.write(outcome)
                 continue
             stats.events[kind] += 1
             yield outcome.ts, rank, lineno, outcome
@@ -218,4 +199,5 @@ def _merged(files: DebsFiles, skip: bool, rejects: _Rejects, stats: StreamStats)
         for *_, event in heapq.merge(*streams):
             yield event
     finally:
-        rejects.close()
+        if rejects is not None:
+            rejects.close()
