@@ -158,11 +158,12 @@ def _client(server: str, token_file: Path | None, tls_ca: Path | None) -> Any:
     return GatewayClient(server, token_file=token_file, tls_ca=tls_ca)
 
 
-def _only_with_server(**given: Any) -> None:
-    """Refuse graph options next to ``--server`` (the gateway decides them)."""
+def _not_with(option: str, **given: Any) -> None:
+    """Refuse the options ``given`` a value next to ``option`` (``--server``: the gateway
+    decides the graph; ``--spark``: Spark orders the rows itself)."""
     used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value]
     if used:
-        raise click.UsageError(f"{', '.join(used)} cannot be used with --server")
+        raise click.UsageError(f"{', '.join(used)} cannot be used with {option}")
 
 
 @dataclass
@@ -615,14 +616,14 @@ def ingest(
     if spark_path is None:
         _file_options(fmt, table)
     else:
-        _only_with_files("--spark", **event_time)  # Spark orders the rows itself
+        _not_with("--spark", **event_time)
         fmt = _table_options(fmt, detach, table)
     if server is not None:
-        _only_with_server(
-            spark=spark_path, graph=graph_name, log_dir=log_dir, shards=shards, detach=detach,
-            rejects=rejects,
+        _not_with(
+            "--server", spark=spark_path, graph=graph_name, log_dir=log_dir, shards=shards,
+            detach=detach, rejects=rejects,
         )  # fmt: skip
-        _only_with_files("--server", **event_time)
+        _not_with("--server", **event_time)
         if on_error != "raise" or len(paths) > 1:
             raise click.UsageError("--server takes one PATH, and not --on-error skip")
         from chronoray.sources import open_source
@@ -652,13 +653,6 @@ def ingest(
         stats = graph.stats()
     console.print(summary)
     console.print(_stats_table(stats.as_dict()))
-
-
-def _only_with_files(option: str, **given: bool) -> None:
-    """Refuse the event-time options of edge files next to ``option``."""
-    used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value]
-    if used:
-        raise click.UsageError(f"{', '.join(used)} cannot be used with {option}")
 
 
 _TABLE_OPTIONS = {
@@ -845,7 +839,7 @@ def stats(
     """Vertex and edge totals, per shard, of a running graph (--graph, or --server through
     a gateway) or the one in LOG_DIR."""
     if server is not None:
-        _only_with_server(graph=graph_name, log_dir=log_dir)
+        _not_with("--server", graph=graph_name, log_dir=log_dir)
         with _client(server, token_file, tls_ca) as client:
             result = client.stats()
         if as_json:
@@ -1292,7 +1286,7 @@ def subscribe(
             f"{predicate!r}; registered: {', '.join(sorted(PREDICATES))}", param_hint="--predicate"
         )
     if server is not None:
-        _only_with_server(graph=graph_name, log_dir=log_dir, ingest=ingest_path)
+        _not_with("--server", graph=graph_name, log_dir=log_dir, ingest=ingest_path)
         with _client(server, token_file, tls_ca) as client:
             with client.subscribe(types, ids, predicate, since=since, buffer=buffer) as remote:
                 for printed, item in enumerate(remote, start=1):
