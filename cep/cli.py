@@ -94,39 +94,28 @@ def _count_lines(paths: list[Path]) -> int:
 
 
 def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     import chronoray as cr
     from cep.debs import QUERY_FILES, run_query
+    from shards.progress import progress_reporter
 
     out: Path = run.pop("out")
     rejects = run.pop("rejects")
     if run["on_error"] == "skip" and rejects is None:
         rejects = out.with_name(out.name + ".rejects.tsv")
     paths = [getattr(files, kind) for kind in QUERY_FILES[query]]
-    progress = Progress(
-        TextColumn(f"[bold]cep {query}[/]"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("events"), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=_err, disable=not _err.is_terminal,
-    )  # fmt: skip
-    task = progress.add_task(query, total=_count_lines(paths))
+    bar = progress_reporter(
+        _err.is_terminal, f"cep {query}", _count_lines(paths), unit="events", console=_err
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with out.open("w", encoding="utf-8", newline="\n") as f, progress:
+        with out.open("w", encoding="utf-8", newline="\n") as f, bar:
             report, stats = run_query(
                 query,  # type: ignore[arg-type]
                 files,
                 lambda line: f.write(line + "\n"),
                 on_error=run.pop("on_error"),
                 rejects=rejects,
-                progress=lambda n: progress.update(task, completed=n),
+                progress=bar,
                 **params,
                 **run,
             )

@@ -58,6 +58,7 @@ class _Bar(Reporter):
         unit: str,
         completed: Callable[[Any], int],
         describe: Callable[[Any], str],
+        console: Any,
     ) -> None:
         from rich.progress import (
             BarColumn,
@@ -78,6 +79,7 @@ class _Bar(Reporter):
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             TextColumn("{task.description}"),
+            console=console,
         )
         self.task = self.progress.add_task("", total=total)
         self.progress.start()
@@ -99,12 +101,13 @@ def progress_reporter(
     unit: str = "",
     completed: Callable[[Any], int] = int,
     describe: Callable[[Any], str] = lambda value: "",
+    console: Any = None,
 ) -> Reporter:
     """A reporter for ``progress``: quiet, a callback, or a bar titled ``title`` out of
     ``total`` (unknown: ``None``) whose position is ``completed(value)`` and whose note is
-    ``describe(value)``."""
+    ``describe(value)``, drawn on ``console`` (a ``rich`` console; ``None``: stdout's)."""
     if callable(progress):
         return _Callback(progress)
     if progress:
-        return _Bar(title, total, unit, completed, describe)
+        return _Bar(title, total, unit, completed, describe, console)
     return Reporter()
