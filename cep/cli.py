@@ -85,27 +85,18 @@ def q2(
     _run("q2", files, {"k": k, "d": d, "community": community, "shards": shards}, **run)
 
 
-def _count_lines(paths: list[Path]) -> int:
-    total = 0
-    for path in paths:
-        with path.open("rb") as f:
-            total += sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return total
-
-
 def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
     import chronoray as cr
     from cep.debs import QUERY_FILES, run_query
+    from chronoray.ingest import count_lines
     from shards.progress import progress_reporter
 
     out: Path = run.pop("out")
     rejects = run.pop("rejects")
     if run["on_error"] == "skip" and rejects is None:
         rejects = out.with_name(out.name + ".rejects.tsv")
-    paths = [getattr(files, kind) for kind in QUERY_FILES[query]]
-    bar = progress_reporter(
-        _err.is_terminal, f"cep {query}", _count_lines(paths), unit="events", console=_err
-    )
+    total = sum(count_lines(Path(getattr(files, kind))) for kind in QUERY_FILES[query])
+    bar = progress_reporter(_err.is_terminal, f"cep {query}", total, unit="events", console=_err)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         with out.open("w", encoding="utf-8", newline="\n") as f, bar:
