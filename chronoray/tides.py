@@ -188,7 +188,9 @@ def _control(command: str, entity: str, payload: str, lineno: int) -> Marker | C
     return Control(_CONTROLS[command], value, lineno)  # type: ignore[arg-type]
 
 
-def _update(command: str, entity: str, payload: str, lineno: int, time_field: str | None) -> Update:
+def _update(
+    command: str, entity: str, payload: str, lineno: int, time_field: str | None, source: str
+) -> Update:
     props = _payload(payload)
     ts = lineno if time_field is None else _time(props, time_field)
     if command in _VERTEX_COMMANDS:
@@ -200,10 +202,10 @@ def _update(command: str, entity: str, payload: str, lineno: int, time_field: st
             raise ValueError(f"self-loop {entity!r} (the GraphTides model has none)")
     if kind in _REMOVALS and props:
         raise ValueError(f"{command} carries no state, got fields {sorted(props)}")
-    return Update(kind, vertex, ts, dst, props)
+    return Update(kind, vertex, ts, dst, props, None, source, lineno)
 
 
-def _parse(raw: bytes, lineno: int, time_field: str | None) -> Entry | str | None:
+def _parse(raw: bytes, lineno: int, time_field: str | None, source: str) -> Entry | str | None:
     """The entry of one line, a reason string if it is bad, ``None`` if it is skipped."""
     try:
         line = raw.decode("utf-8").rstrip("\r\n")
@@ -217,7 +219,7 @@ def _parse(raw: bytes, lineno: int, time_field: str | None) -> Entry | str | Non
     command, entity, payload = parts
     try:
         if command in _VERTEX_COMMANDS or command in _EDGE_COMMANDS:
-            return _update(command, entity, payload, lineno, time_field)
+            return _update(command, entity, payload, lineno, time_field, source)
         if command == "MARKER" or command in _CONTROLS:
             return _control(command, entity, payload, lineno)
     except ValueError as exc:
@@ -313,14 +315,10 @@ class GraphTidesSource:
         name, time_field = self.name, self.time_field
         with open(self.path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
-                entry = _parse(raw, lineno, time_field)
-                if entry is None:
-                    continue
+                entry = _parse(raw, lineno, time_field, name)  # updates stamped (name, line)
                 if isinstance(entry, str):
                     yield lineno, MalformedRecord(self._where, lineno, _text(raw), entry)
-                elif isinstance(entry, Update):
-                    yield lineno, entry.with_origin(name, lineno)
-                else:
+                elif entry is not None:
                     yield lineno, entry
 
     def _controls(self) -> Iterator[tuple[int, Marker | Control | MalformedRecord]]:
@@ -336,7 +334,7 @@ class GraphTidesSource:
                     yield last, MalformedRecord(where, lineno, _text(raw), reason)
                     continue
                 last = int(position)
-                entry = _parse(rest, lineno, self.time_field)
+                entry = _parse(rest, lineno, self.time_field, self.name)
                 if isinstance(entry, (Marker, Control)):
                     yield last, entry
                 elif entry is not None:
