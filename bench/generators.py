@@ -262,8 +262,8 @@ WORKLOADS: dict[str, Workload] = {
             _actors("zipf"),
         ),
         Workload("social", "LDBC-SNB-shaped social network", "graph", 300_000, 3_000, social),
-        Workload("college", "CollegeMsg (SNAP), 59,835 events", "graph", 59_835, 2_000, college),
-        Workload("bitcoin", "Bitcoin OTC (SNAP), 35,592 events", "graph", 35_592, 2_000, bitcoin),
+        Workload("college", "CollegeMsg (SNAP), first lines", "graph", 59_835, 2_000, college),
+        Workload("bitcoin", "Bitcoin OTC (SNAP), first lines", "graph", 35_592, 2_000, bitcoin),
         Workload(
             "college-copies", "CollegeMsg shifted copies", "graph", 1_000_000, 3_000, college_copies
         ),

@@ -123,22 +123,21 @@ def _version(run: dict[str, Any]) -> str:
 
 
 def _verdict(entry: dict[str, Any]) -> list[str]:
-    """Where chronoray wins and where it loses, phase by phase, and why."""
+    """Where chronoray wins and where it loses, phase by phase, against each system, and
+    why."""
     runs = entry["compare"]["runs"]
-    ours = runs["chronoray"]
     lines = []
     for phase in _PHASES:
-        mine = _phase(ours, phase)
+        mine = _phase(runs["chronoray"], phase)
         others = {n: _phase(r, phase) for n, r in runs.items() if n != "chronoray"}
-        others = {n: v for n, v in others.items() if v is not None}
+        others = {n: v for n, v in others.items() if v is not None and v > 0}
         if mine is None or not others:
             continue
-        best = min(others, key=lambda n: others[n])
-        ratio = mine / others[best] if others[best] else float("inf")
-        verdict = "wins" if ratio < 1 else "loses"
+        wins = [f"{n} {v:.3f} s (x{v / mine:.1f})" for n, v in others.items() if v > mine]
+        losses = [f"{n} {v:.3f} s (x{mine / v:.1f})" for n, v in others.items() if v <= mine]
         lines.append(
-            f"- **{phase}**: chronoray {mine:.3f} s, fastest other {best} {others[best]:.3f} s: "
-            f"chronoray {verdict} (x{ratio:.1f}). Why: {_WHY[phase]}."
+            f"- **{phase}** -- chronoray {mine:.3f} s; faster than: {', '.join(wins) or 'none'}; "
+            f"slower than: {', '.join(losses) or 'none'}. Why: {_WHY[phase]}."
         )
     return lines
 
