@@ -58,8 +58,8 @@ def _interval(value: dict[str, Any] | None, scale: float = 1.0, digits: int = 0)
 def _replay_table(result: dict[str, Any]) -> list[str]:
     lines = [
         "| events | updates/s | executions/s | marker latency p50 / p99 ms | RSS B/vertex "
-        "| RSS B/edge | log B/event | snapshot at mid T s | reopen s | CPU us/update |",
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---|",
+        "| RSS B/edge | log B/event | snapshot at mid T s (first) | reopen s | CPU us/update |",
+        "|---:|---:|---:|---|---:|---:|---:|---|---:|---|",
     ]
     for entry in result["sizes"]:
         r = entry["replay"]
@@ -73,6 +73,7 @@ def _replay_table(result: dict[str, Any]) -> list[str]:
             f"| {_interval(r.get('rss_bytes_per_edge'))} "
             f"| {_interval(r.get('log_bytes_per_event'))} "
             f"| {_interval(r.get('snapshot_mid_seconds'), digits=2)} "
+            f"({_interval(r.get('snapshot_mid_cold_seconds'), digits=2)}) "
             f"| {_interval(r.get('reopen_seconds'), digits=1)} | {cpu} |"
         )
     return lines
@@ -177,7 +178,9 @@ def _workload_section(result: dict[str, Any], out: Path) -> list[str]:
     lines += [
         "Median [95 % interval] of the trials (distribution-free; with 5 trials "
         "[min, max], 93.8 %). Marker latency: from offering the last update before a marker "
-        "to its being logged. RSS: growth of the shard processes over the run.",
+        "to its being logged (local: run). RSS: growth of the shard processes over the run "
+        "(local: this process). CPU: driver = the replayer (and with ray the source feeding "
+        "from it), shards, gateway.",
         "",
         *_replay_table(result),
         "",

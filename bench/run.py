@@ -50,6 +50,7 @@ METRICS = (
     "rss_bytes_per_vertex",
     "rss_bytes_per_edge",
     "log_bytes_per_event",
+    "snapshot_mid_cold_seconds",
     "snapshot_mid_seconds",
     "reopen_seconds",
 )

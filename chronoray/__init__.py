@@ -34,7 +34,7 @@ from chronoray.sources import (
     Source,
     open_source,
 )
-from chronoray.tides import Control, GraphTidesSource, Marker
+from chronoray.tides import Control, GraphTidesSource, Marker, write_tides
 from ephemeral import (
     BfsDepth,
     Computation,
@@ -110,6 +110,7 @@ __all__ = [
     "VertexNotFound",
     "mapreduce",
     "WeaklyConnectedComponents",
+    "write_tides",
     "open_source",
     "pregel",
     "replay",
