@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 import chronoray as cr
 from bench.generators import Stream, workload
+from bench.report import cpu_seconds, rss_bytes
 from bench.workloads import HopVertex
 from chronoray.sources import MalformedRecord
 
@@ -112,18 +113,6 @@ class Pacer:
             time.sleep(ahead)
 
 
-def _cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
 def _du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
@@ -154,7 +143,7 @@ def _local(stream: Stream, rate: float | None, shards: int, workdir: Path) -> di
     runtime = LocalRuntime(shards, VertexTypes(types) if types else None)
     pacer = Pacer(cr.GraphTidesSource(stream.path).entries(), rate)
     latencies: list[float] = []
-    rss, cpu = _rss(os.getpid()), time.process_time()
+    rss, cpu = rss_bytes(os.getpid()), time.process_time()
     started = time.perf_counter()
     for updates in pacer.stretches():
         runtime.ingest(updates, source=stream.path.name)
@@ -168,7 +157,7 @@ def _local(stream: Stream, rate: float | None, shards: int, workdir: Path) -> di
         "vertices": sum(len(core.vertices) for core in runtime.cores),
         "edges": len(runtime.edges()),
         "cpu_seconds": {"driver": time.process_time() - cpu},
-        "rss_growth_bytes": _rss(os.getpid()) - rss,
+        "rss_growth_bytes": rss_bytes(os.getpid()) - rss,
         **_percentiles(latencies),
     }
     runtime.close()
@@ -205,7 +194,7 @@ def _feed_gateway(graph: Any, pacer: Pacer, name: str, workdir: Path) -> tuple[l
     try:
         actor = ray.get_actor(GATEWAY_ACTOR, namespace=graph_namespace(graph.name))
         pid = ray.get(actor.pid.remote())
-        cpu = _cpu(pid)
+        cpu = cpu_seconds(pid)
         waiting: list[tuple[int, float]] = []  # (offset of a marker's last update, offered)
         latencies: list[float] = []
 
@@ -224,7 +213,7 @@ def _feed_gateway(graph: Any, pacer: Pacer, name: str, workdir: Path) -> tuple[l
 
         with GatewayClient(f"127.0.0.1:{port}", token_file=str(token)) as client:
             client.ingest(updates(), name=name, on_ack=on_ack)
-        return latencies, _cpu(pid) - cpu
+        return latencies, cpu_seconds(pid) - cpu
     finally:
         stop_gateway_actor(graph.name)
 
@@ -246,8 +235,8 @@ def _cluster(
     result: dict[str, Any] = {}
     try:
         pids = ray.get([shard.pid.remote() for shard in graph.shards])
-        rss = [_rss(pid) for pid in pids]
-        cpu = {"driver": time.process_time(), "shards": sum(_cpu(pid) for pid in pids)}
+        rss = [rss_bytes(pid) for pid in pids]
+        cpu = {"driver": time.process_time(), "shards": sum(cpu_seconds(pid) for pid in pids)}
         pacer = Pacer(cr.GraphTidesSource(stream.path).entries(), rate)
         started = time.perf_counter()
         if runtime == "gateway":
@@ -258,12 +247,12 @@ def _cluster(
         result["seconds"] = time.perf_counter() - started
         cpu = {
             "driver": time.process_time() - cpu["driver"],
-            "shards": sum(_cpu(pid) for pid in pids) - cpu["shards"],
+            "shards": sum(cpu_seconds(pid) for pid in pids) - cpu["shards"],
         }
         if runtime == "gateway":
             cpu["gateway"] = gateway_cpu
         stats = graph.stats()
-        grown = sum(_rss(pid) for pid in pids) - sum(rss)
+        grown = sum(rss_bytes(pid) for pid in pids) - sum(rss)
         result.update(
             updates=pacer.count,
             executions=sum(s["worker_clock"] for s in stats.shards),

@@ -8,7 +8,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-__all__ = ["machine", "median_interval", "write_results"]
+__all__ = ["cpu_seconds", "machine", "median_interval", "rss_bytes", "write_results"]
 
 
 def machine() -> dict[str, Any]:
@@ -60,3 +60,17 @@ def median_interval(values: list[float], confidence: float = 0.95) -> dict[str, 
         "coverage": coverage,
         "values": values,
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of process ``pid`` now."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0

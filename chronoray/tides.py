@@ -57,7 +57,6 @@ UPDATE_VERTEX,2,{"ts":11,"posts":1}
 from __future__ import annotations
 
 import contextlib
-import errno
 import heapq
 import json
 import math
@@ -65,10 +64,9 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any, Literal
 
-from chronoray.sources import MalformedRecord
+from chronoray.sources import MalformedRecord, _existing_file, _FileSource
 from shards.watermark import OutOfOrder
 from vertex.records import Update, UpdateKind
 
@@ -235,7 +233,7 @@ def _text(raw: bytes) -> str:
 # -- the source ------------------------------------------------------------------------------
 
 
-class GraphTidesSource:
+class GraphTidesSource(_FileSource):
     """A GraphTides stream file as a chronoray source (see the module docstring for the
     format). ``controls``: a second file of ``POSITION,COMMAND,ENTITY_ID,PAYLOAD`` lines
     (markers and control events only) merged in at load time. ``time_field``: the
@@ -251,19 +249,9 @@ class GraphTidesSource:
         controls: str | os.PathLike[str] | None = None,
         time_field: str | None = "ts",
     ) -> None:
-        self.path = _existing(path)
-        self.controls = None if controls is None else _existing(controls)
-        self.name = name if name is not None else self.path.name
+        super().__init__(path, name)
+        self.controls = None if controls is None else _existing_file(controls)
         self.time_field = time_field
-        self._where = os.fspath(path)
-
-    def __repr__(self) -> str:
-        return f"GraphTidesSource({self._where!r}, name={self.name!r})"
-
-    @property
-    def where(self) -> str:
-        """The file as the user named it (what errors show)."""
-        return self._where
 
     def entries(self) -> Iterator[Entry | MalformedRecord]:
         """Every entry in stream order -- updates (stamped ``(name, line)``), markers,
@@ -288,14 +276,6 @@ class GraphTidesSource:
         for _, entry in self._workload():
             if isinstance(entry, (Update, MalformedRecord)):
                 yield entry
-
-    def read(self) -> Iterator[Update]:
-        """The updates; raises :class:`MalformedRecord` at the first bad line."""
-        with contextlib.closing(self.records()) as records:
-            for record in records:
-                if isinstance(record, MalformedRecord):
-                    raise record
-                yield record
 
     def first_disorder(self, floor: float = -math.inf, applied: int = 0) -> OutOfOrder | None:
         """The first update whose time is below one before it (or, after line
@@ -340,13 +320,6 @@ class GraphTidesSource:
                 elif entry is not None:
                     reason = entry if isinstance(entry, str) else "only markers and controls here"
                     yield last, MalformedRecord(where, lineno, _text(raw), reason)
-
-
-def _existing(path: str | os.PathLike[str]) -> Path:
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
-    return p
 
 
 # -- writing -----------------------------------------------------------------------------------

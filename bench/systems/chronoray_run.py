@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import chronoray as cr
+from bench.report import rss_bytes
 from bench.systems.common import run
 
 
@@ -54,14 +55,7 @@ def shard_memory(shared: dict[str, Any]) -> None:
     import ray
 
     pids = ray.get([shard.pid.remote() for shard in shared["graph"].shards])
-    shared["notes"]["shard_rss_bytes"] = sum(_rss(pid) for pid in pids)
-
-
-def _rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
+    shared["notes"]["shard_rss_bytes"] = sum(rss_bytes(pid) for pid in pids)
 
 
 def spark_session(shared: dict[str, Any]) -> None:

@@ -75,33 +75,41 @@ def pagerank(shared: dict[str, Any]) -> None:
     degrees = alive.groupBy("src").agg(F.count("*").alias("deg"))
     links = alive.join(degrees, "src").select("src", "dst", (1.0 / F.col("deg")).alias("w"))
     links = links.localCheckpoint()
-    dangling_ids = vertices.join(degrees, vertices.v == degrees.src, "left_anti").localCheckpoint()
-    ranks = vertices.select("v", F.lit(1.0 / n).alias("r")).localCheckpoint()
+    dangling = vertices.join(degrees, vertices.v == degrees.src, "left_anti").withColumn(
+        "dangling", F.lit(True)
+    )
+    flagged = (
+        vertices.join(dangling.select("v", "dangling"), "v", "left")
+        .select("v", F.coalesce("dangling", F.lit(False)).alias("dangling"))
+        .localCheckpoint()
+    )
+    ranks = flagged.withColumn("r", F.lit(1.0 / n)).localCheckpoint()
+    lost = ranks.filter("dangling").agg(F.sum("r")).first()[0] or 0.0
     iterations, change = 0, float("inf")
     while change >= n * params.tol:  # networkx's stopping test
         iterations += 1
-        dangling = dangling_ids.join(ranks, "v").agg(F.sum("r")).first()[0] or 0.0
         spread = (
-            links.join(ranks.withColumnRenamed("v", "src"), "src")
+            links.join(ranks.select(F.col("v").alias("src"), "r"), "src")
             .groupBy("dst")
             .agg(F.sum(F.col("w") * F.col("r")).alias("in"))
         )
         new = (
-            vertices.join(spread, vertices.v == spread.dst, "left")
+            ranks.join(spread, ranks.v == spread.dst, "left")
             .select(
                 "v",
-                ((1 - alpha) / n + alpha * (F.coalesce("in", F.lit(0.0)) + dangling / n)).alias(
-                    "r"
-                ),
+                "dangling",
+                F.col("r").alias("old"),
+                ((1 - alpha) / n + alpha * (F.coalesce("in", F.lit(0.0)) + lost / n)).alias("r"),
             )
             .localCheckpoint()
         )
-        change = (
-            new.join(ranks.withColumnRenamed("r", "old"), "v")
-            .agg(F.sum(F.abs(F.col("r") - F.col("old"))))
-            .first()[0]
-        )
-        ranks = new
+        # one job per iteration besides the checkpoint: the change and the next dangling mass
+        row = new.agg(
+            F.sum(F.abs(F.col("r") - F.col("old"))),
+            F.sum(F.when(F.col("dangling"), F.col("r")).otherwise(0.0)),
+        ).first()
+        change, lost = row[0], row[1] or 0.0
+        ranks = new.select("v", "dangling", "r")
     shared["notes"] = {"pagerank_iterations": iterations}
     shared["ranks"] = {r.v: r.r for r in ranks.collect()}
 
