@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -40,7 +41,13 @@ def _stream_point(size: int, shards: int, work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     run = replay_once(stream, "ray", shards=shards, workdir=work / "run")
     stream.path.unlink()
-    return {"events": stream.events, "shards": shards, "wall": time.perf_counter() - started, **run}
+    return {
+        "events": stream.events,
+        "shards": shards,
+        "wall": time.perf_counter() - started,
+        "load": os.getloadavg()[0],  # the machine is shared: its load at each point
+        **run,
+    }
 
 
 def _spark_point(size: int, work: Path) -> dict[str, Any]:
@@ -188,14 +195,14 @@ def curves_section(data: dict[str, Any], out: Path) -> list[str]:
             _ctx_line(data["stream"]["context"]),
             "",
             "| events | ingest s | updates/s | shard RSS growth MiB | log MiB | log B/event "
-            "| snapshot at mid T s | reopen s |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| snapshot at mid T s | reopen s | load average |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         lines += [
             f"| {p['events']:,} | {p['seconds']:.1f} | {p['updates_per_second']:,.0f} "
             f"| {p['rss_growth_bytes'] / _MIB:,.0f} | {p['log_bytes'] / _MIB:,.1f} "
             f"| {p['log_bytes_per_event']:.0f} | {p['snapshot_mid_seconds']:.2f} "
-            f"| {p['reopen_seconds']:.1f} |"
+            f"| {p['reopen_seconds']:.1f} | {p.get('load', float('nan')):.0f} |"
             for p in pts
         ]
         lines += ["", "![stream growth](framework/curve-stream.png)", ""]
