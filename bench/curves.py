@@ -202,7 +202,7 @@ def curves_section(data: dict[str, Any], out: Path) -> list[str]:
             f"| {p['events']:,} | {p['seconds']:.1f} | {p['updates_per_second']:,.0f} "
             f"| {p['rss_growth_bytes'] / _MIB:,.0f} | {p['log_bytes'] / _MIB:,.1f} "
             f"| {p['log_bytes_per_event']:.0f} | {p['snapshot_mid_seconds']:.2f} "
-            f"| {p['reopen_seconds']:.1f} | {p.get('load', float('nan')):.0f} |"
+            f"| {p['reopen_seconds']:.1f} | {_load(p)} |"
             for p in pts
         ]
         lines += ["", "![stream growth](framework/curve-stream.png)", ""]
@@ -245,6 +245,10 @@ def curves_section(data: dict[str, Any], out: Path) -> list[str]:
     if "spark" in data and data["spark"]["points"]:
         lines += _spark_section(data["spark"], out)
     return lines
+
+
+def _load(point: dict[str, Any]) -> str:
+    return f"{point['load']:.0f}" if "load" in point else ""
 
 
 def _analysis_seconds(run: dict[str, Any], prefix: str = "") -> float:

@@ -64,6 +64,8 @@ def _replay_table(result: dict[str, Any]) -> list[str]:
     for entry in result["sizes"]:
         r = entry["replay"]
         cpu = ", ".join(f"{k} {v['median']:.0f}" for k, v in r["cpu_us_per_update"].items())
+        first = _interval(r.get("snapshot_mid_cold_seconds"), digits=2)
+        cold = f"({first})" if first else ""
         lines.append(
             f"| {entry['stream']['events']:,} | {_interval(r.get('updates_per_second'))} "
             f"| {_interval(r.get('executions_per_second'))} "
@@ -72,8 +74,7 @@ def _replay_table(result: dict[str, Any]) -> list[str]:
             f"| {_interval(r.get('rss_bytes_per_vertex'))} "
             f"| {_interval(r.get('rss_bytes_per_edge'))} "
             f"| {_interval(r.get('log_bytes_per_event'))} "
-            f"| {_interval(r.get('snapshot_mid_seconds'), digits=2)} "
-            f"({_interval(r.get('snapshot_mid_cold_seconds'), digits=2)}) "
+            f"| {_interval(r.get('snapshot_mid_seconds'), digits=2)} {cold} "
             f"| {_interval(r.get('reopen_seconds'), digits=1)} | {cpu} |"
         )
     return lines
