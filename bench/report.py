@@ -8,7 +8,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-__all__ = ["machine", "write_results"]
+__all__ = ["cpu_seconds", "machine", "median_interval", "rss_bytes", "write_results"]
 
 
 def machine() -> dict[str, Any]:
@@ -29,3 +29,48 @@ def write_results(
     (out / f"{name}.md").write_text(markdown)
     if show:
         print(markdown)
+
+
+def median_interval(values: list[float], confidence: float = 0.95) -> dict[str, Any]:
+    """The median of ``values`` with a distribution-free interval: the narrowest pair of
+    order statistics ``(x_(k), x_(n+1-k))`` that covers the median with probability
+    ``>= confidence`` (binomial); with too few values for that, ``[min, max]`` and its
+    actual coverage (5 runs: 93.8 %; 6: 96.9 %).
+
+    >>> r = median_interval([5.0, 1.0, 4.0, 2.0, 3.0, 6.0])
+    >>> r["median"], r["low"], r["high"], round(r["coverage"], 3)
+    (3.5, 1.0, 6.0, 0.969)
+    """
+    from math import comb
+
+    ordered = sorted(values)
+    n = len(ordered)
+    mid = n // 2
+    median = ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    k, coverage = 1, 1 - 2 * 0.5**n
+    for j in range(2, mid + 1):  # x_(j)..x_(n+1-j) covers with 1 - 2 P(Bin(n, 1/2) < j)
+        c = 1 - 2 * sum(comb(n, i) for i in range(j)) / 2**n
+        if c < confidence:
+            break
+        k, coverage = j, c
+    return {
+        "median": median,
+        "low": ordered[k - 1],
+        "high": ordered[n - k],
+        "coverage": coverage,
+        "values": values,
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of process ``pid`` now."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0

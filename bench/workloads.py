@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from vertex import Context, Update, Vertex
 
-__all__ = ["RingVertex", "ring_seed", "skewed_stream", "write_snap"]
+__all__ = [
+    "HopVertex",
+    "RingVertex",
+    "ring_seed",
+    "skewed_stream",
+    "topology_target",
+    "write_snap",
+]
 
 
 class RingVertex(Vertex):
@@ -22,6 +30,26 @@ class RingVertex(Vertex):
         ctx.state["seen"] += 1
         if msg["hops"] > 1:
             ctx.send((ctx.vertex_id + 1) % msg["n"], {"hops": msg["hops"] - 1, "n": msg["n"]})
+
+
+class HopVertex(Vertex):
+    """An actor of the thesis's synthetic topologies (ch. 14.2): forwards each token it
+    gets to :func:`topology_target` until the token's hops run out. A token is a message
+    ``{"hops", "n", "topology", "token", "seed"}`` (what :mod:`bench.generators` writes)."""
+
+    type_name: ClassVar[str] = "HopVertex"
+
+    def on_create(self, ctx: Context, props: Mapping[str, Any]) -> None:
+        ctx.state["seen"] = 0
+
+    def on_message(self, ctx: Context, msg: Mapping[str, Any]) -> None:
+        ctx.state["seen"] += 1
+        hops = msg["hops"]
+        if hops > 1:
+            target = topology_target(
+                msg["topology"], ctx.vertex_id, hops, msg["token"], msg["n"], msg["seed"]
+            )
+            ctx.send(target, {**msg, "hops": hops - 1})
 
 
 def ring_seed(n: int, messages: int) -> list[Update]:
@@ -82,3 +110,44 @@ def write_snap(path: Any, edges: list[tuple[int, int, int]]) -> None:
     """Write ``(src, dst, ts)`` edges as a SNAP temporal edge list (``SRC DST TS`` lines)."""
     with open(path, "w") as f:
         f.writelines(f"{s} {d} {t}\n" for s, d, t in edges)
+
+
+def topology_target(topology: str, vertex: int, hops: int, token: int, n: int, seed: int) -> int:
+    """Where an actor forwards a token: the next id (``ring``), or a target drawn from a
+    hash of ``(vertex, hops, token, seed)`` -- the same on every replay -- uniformly
+    (``uniform``) or with Zipf popularity, exponent 1 (``zipf``; id 0 most popular).
+
+    >>> topology_target("ring", 9, 5, 0, 10, 7)
+    0
+    >>> 0 <= topology_target("zipf", 3, 5, 0, 10, 7) < 10
+    True
+    """
+    if topology == "ring":
+        return (vertex + 1) % n
+    u = _mix(((vertex * 1_000_003 + hops) * 1_000_033 + token) * 1_009 + seed) / 2.0**64
+    if topology == "uniform":
+        return int(u * n)
+    if topology == "zipf":
+        return min(bisect.bisect_left(_zipf_cdf(n), u), n - 1)
+    raise ValueError(f"unknown topology {topology!r}")
+
+
+def _mix(x: int) -> int:
+    """splitmix64's finaliser: a well-spread 64-bit hash of an int."""
+    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
+
+
+_CDFS: dict[int, list[float]] = {}
+
+
+def _zipf_cdf(n: int) -> list[float]:
+    if n not in _CDFS:
+        total, acc, cdf = sum(1 / r for r in range(1, n + 1)), 0.0, []
+        for r in range(1, n + 1):
+            acc += 1 / r
+            cdf.append(acc / total)
+        _CDFS[n] = cdf
+    return _CDFS[n]

@@ -34,6 +34,7 @@ from chronoray.sources import (
     Source,
     open_source,
 )
+from chronoray.tides import Control, GraphTidesSource, Marker, write_tides
 from ephemeral import (
     BfsDepth,
     Computation,
@@ -68,6 +69,7 @@ __all__ = [
     "Computation",
     "Config",
     "Context",
+    "Control",
     "DegreeHistogram",
     "Graph",
     "GraphCluster",
@@ -75,6 +77,7 @@ __all__ = [
     "GraphNotFound",
     "GraphStats",
     "GraphStatus",
+    "GraphTidesSource",
     "Index",
     "IngestJob",
     "IngestReport",
@@ -83,6 +86,7 @@ __all__ = [
     "LiveComputation",
     "LivePageRank",
     "LogDirInUse",
+    "Marker",
     "MalformedRecord",
     "PregelJob",
     "PregelProgram",
@@ -106,6 +110,7 @@ __all__ = [
     "VertexNotFound",
     "mapreduce",
     "WeaklyConnectedComponents",
+    "write_tides",
     "open_source",
     "pregel",
     "replay",

@@ -1078,6 +1078,25 @@ def _short(value: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+@main.command(
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def bench(args: tuple[str, ...]) -> None:
+    """Evaluation runs of a source checkout: WORKLOAD [--sizes ...] [--compare
+    raphtory,networkx,spark] [--out DIR] (python -m bench; --help for all)."""
+    if (Path.cwd() / "bench" / "run.py").exists():  # the checkout's bench, not an installed one
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        from bench.run import main as run_bench
+    except ImportError:
+        raise click.ClickException(
+            "chronoray bench runs from a chronoray source checkout: cd into one and run again"
+        ) from None
+    sys.exit(run_bench(list(args)))
+
+
 @main.command()
 @click.option(
     "--out",

@@ -578,15 +578,22 @@ def check_order(source: Source, floor: float = -math.inf, applied: int = 0) -> N
 
 def open_source(
     path: str | os.PathLike[str],
-    format: Literal["snap", "bitcoin-csv"],
+    format: Literal["snap", "bitcoin-csv", "graphtides"],
     name: str | None = None,
 ) -> Source:
-    """The file source for ``format`` (``"snap"`` or ``"bitcoin-csv"``) reading ``path``."""
+    """The file source for ``format`` (``"snap"``, ``"bitcoin-csv"`` or ``"graphtides"``,
+    :mod:`chronoray.tides`) reading ``path``."""
     if format == "snap":
         return SnapEdgeSource(path, name)
     if format == "bitcoin-csv":
         return BitcoinCsvSource(path, name)
-    raise ValueError(f"unknown source format {format!r}; expected 'snap' or 'bitcoin-csv'")
+    if format == "graphtides":
+        from chronoray.tides import GraphTidesSource  # it builds on this module
+
+        return GraphTidesSource(path, name)
+    raise ValueError(
+        f"unknown source format {format!r}; expected 'snap', 'bitcoin-csv' or 'graphtides'"
+    )
 
 
 class RejectWriter:
