@@ -204,7 +204,9 @@ def _measure(
     for row in rows:
         row["x networkx"] = row["seconds"] / nx_seconds
     p = max(parts)
-    fresh_seconds, fresh = _median(args.trials, lambda: pagerank(snap, tol=TOL, num_partitions=p))
+    fresh_seconds, fresh = _median(
+        args.trials, lambda: pagerank(snap, model="pregel", tol=TOL, num_partitions=p)
+    )
 
     def shifted(earlier: Any, pause: int | None) -> tuple[ModelResult, float, float]:
         with pagerank_job(earlier, tol=TOL, num_partitions=p) as job:

@@ -22,10 +22,10 @@ from snapshot.models.mapreduce import mapreduce, temporal_mapreduce, temporal_se
 @pytest.mark.parametrize("parts", [1, 4])
 def test_vertex_and_edge_mapreduce(parts):
     graph, g = tables("bitcoin"), nx_graph("bitcoin")
-    degrees = in_degrees(graph, num_partitions=parts)
+    degrees = in_degrees(graph, engine="ray", executor="local", num_partitions=parts)
     assert degrees.pairs == sorted(g.in_degree)
     assert degrees.table.column_names == ["key", "value"]
-    histogram = follower_histogram(graph, num_partitions=parts)
+    histogram = follower_histogram(graph, engine="ray", executor="local", num_partitions=parts)
     assert histogram.as_dict() == dict(sorted(Counter(d for _, d in g.in_degree).items()))
 
     def reciprocal(src, edge, dst):  # an edge whose reverse exists, seen from both views
@@ -78,7 +78,9 @@ def test_temporal_mapreduce_new_removed_changed(parts):
     grew = active & set(g1)  # sent (out-edge counts) or received a message in (t1, t2]
     assert set(result["changed"]) == grew
 
-    followers = new_followers(first, second, num_partitions=parts).as_dict()
+    followers = new_followers(
+        first, second, engine="ray", executor="local", num_partitions=parts
+    ).as_dict()
     expected: dict = {}
     for u, v in g2.edges:
         if not g1.has_edge(u, v):
