@@ -38,7 +38,7 @@ import pyarrow as pa
 from snapshot.models.partition import GraphPartition, partitions_of
 from snapshot.models.pregel import Aggregator, fold_summaries
 
-__all__ = ["PregelArrays", "PregelArraysWorker", "VertexBatch", "VertexTable"]
+__all__ = ["PregelArrays", "PregelArraysWorker", "VertexBatch", "VertexTable", "combine"]
 
 _ARRAY_REDUCTIONS: dict[Any, np.ufunc] = {
     operator.add: np.add,
@@ -198,13 +198,13 @@ def _reduce_slots(
     return counts, reduced
 
 
-def _combine(
+def combine(
     keys: np.ndarray, values: np.ndarray, combiner: np.ufunc
 ) -> tuple[np.ndarray, np.ndarray]:
     """One value per distinct key, reduced with ``combiner``."""
     if len(keys) == 0:
         return keys, values
-    unique, inverse = pd.factorize(keys)
+    inverse, unique = pd.factorize(keys)
     counts, reduced = _reduce_slots(len(unique), inverse, values, combiner)
     return np.asarray(unique), reduced
 
@@ -384,7 +384,7 @@ class PregelArraysWorker:
             elif combiner is None or combined:
                 out.append((dst[mine], values[mine]))
             else:
-                out.append(_combine(dst[mine], values[mine], combiner))
+                out.append(combine(dst[mine], values[mine], combiner))
         return out
 
     def _slot_parts(self) -> np.ndarray:

@@ -114,3 +114,35 @@ def test_temporal_series_compares_consecutive_snapshots():
         ga, gb = nx_graph("college", t_a), nx_graph("college", t_b)
         expected = sum(1 for v in gb if v not in ga or gb.out_degree(v) > ga.out_degree(v))
         assert result.pairs == [("grew", expected)]
+
+
+def test_array_forms_equal_the_per_vertex_forms():
+    import numpy as np
+
+    graph = tables("bitcoin")
+
+    def followers(vertices, edges):
+        dst = edges["dst"].to_numpy()
+        zeros = np.zeros(vertices.num_rows, dtype=np.int64)
+        return np.concatenate([vertices["id"].to_numpy(), dst]), np.r_[zeros, np.ones(len(dst))]
+
+    arrays = mapreduce(graph, map_arrays=followers, reduce=np.add, num_partitions=3)
+    per_vertex = in_degrees(graph, engine="ray", executor="local", num_partitions=3)
+    assert arrays.pairs == per_vertex.pairs
+
+    t1 = times("bitcoin")[len(times("bitcoin")) // 2]
+    first = tables("bitcoin", t1)
+
+    def gained(a, b):  # out-edges gained per source, counted as arrays
+        return b[1]["src"].to_numpy(), np.ones(b[1].num_rows, dtype=np.int64)
+
+    def gained_views(vid, a, b):
+        yield vid, len(b["out_edges"]) if b is not None else 0
+
+    got = temporal_mapreduce(
+        first, graph, map_temporal_arrays=gained, reduce=np.add, num_partitions=2
+    ).as_dict()
+    want = temporal_mapreduce(first, graph, map_temporal=gained_views, num_partitions=2)
+    assert got == {k: sum(v) for k, v in want.as_dict().items() if sum(v)}
+    with pytest.raises(ValueError, match="ufunc"):
+        mapreduce(graph, map_arrays=followers, reduce=lambda k, vs: vs)

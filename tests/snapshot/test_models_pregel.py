@@ -223,3 +223,27 @@ def test_both_program_forms_agree():
     assert [s["messages"] for s in arrays.steps] == [s["messages"] for s in vertex.steps]
     a, v = arrays.to_dict("rank"), vertex.to_dict("rank")
     assert a.keys() == v.keys() and max(abs(a[k] - v[k]) for k in v) < 1e-12
+
+
+def test_array_form_sends_to_any_vertex_combined():
+    import numpy as np
+
+    from snapshot.models import PregelArrays
+
+    star = (pa.table({"id": [0, 1, 2, 3, 4]}), pa.table({"src": [1], "dst": [2]}))
+
+    def compute(batch):
+        if batch.superstep == 0:
+            batch.send(np.zeros(len(batch), dtype=np.int64), batch.ids * 10)  # all to 0
+            return {"got": batch.state["got"]}
+        batch.vote_to_halt()
+        return {"got": np.where(batch.has_messages, batch.messages, -1)}
+
+    for combiner, expected in ((np.add, 100), (np.maximum, 40)):
+        program = PregelArrays(
+            compute,
+            init=lambda t: {"got": np.zeros(len(t.ids), dtype=np.int64)},
+            combiner=combiner,
+        )
+        for parts in (1, 3):
+            assert pregel(star, program, num_partitions=parts).to_dict()[0] == expected
