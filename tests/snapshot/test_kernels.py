@@ -184,3 +184,21 @@ def test_engine_is_chosen_by_size_and_stated(monkeypatch):
         pagerank(graph, engine="gpu")
     with pytest.raises(ValueError, match="needs engine 'ray'"):
         pagerank(graph, engine="local", model="pregel")
+
+
+def test_analyze_engine_bands(monkeypatch):
+    """``analyze``'s choice: kernel, then the Ray models while the cluster's memory holds
+    them, then Spark; an engine an analysis lacks is refused, naming the ones it has."""
+    import chronoray.analysis as analysis
+
+    graph = tables("college", 1083000000.0)
+    pagerank_analysis, degrees = analysis.ANALYSES["pagerank"], analysis.ANALYSES["degrees"]
+    assert analysis.choose_analysis_engine(pagerank_analysis, [graph], "auto").engine == "local"
+    monkeypatch.setattr(analysis, "LOCAL_MAX_EDGES", 10)
+    roomy, tight = 1e12, 1e3
+    choose = analysis.choose_analysis_engine
+    assert choose(pagerank_analysis, [graph], "auto", roomy).engine == "ray"
+    assert choose(pagerank_analysis, [graph], "auto", tight).engine == "spark"
+    assert choose(degrees, [graph], "auto", roomy).engine == "spark"  # no Ray model
+    with pytest.raises(ValueError, match="no ray implementation; it runs on local, spark"):
+        choose(degrees, [graph], "ray")

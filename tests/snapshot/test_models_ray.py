@@ -96,3 +96,18 @@ def test_tables_on_ray_bitcoin(ray_session, tmp_path):
     assert _close(ranks.to_dict("rank"), nx_pagerank("bitcoin"), 1e-6)
     path = ranks.save_parquet(tmp_path / "ranks.parquet")
     assert path.exists()
+
+
+def test_analyze_on_the_ray_models(snapshots):
+    """``analyze``'s Ray engine: the array-form models, the columns of every engine."""
+    from chronoray.analysis import run_analysis
+
+    _, _, now = snapshots
+    ranks = run_analysis(None, "pagerank", now, engine="ray")
+    assert ranks.engine == "ray" and list(ranks.to_pandas().columns) == ["vertex", "pagerank"]
+    got = dict(zip(ranks.to_pandas()["vertex"], ranks.to_pandas()["pagerank"], strict=True))
+    assert _close(got, nx_pagerank("college"), 1e-6)
+    components = run_analysis(None, "wcc", now, engine="ray")
+    assert components.info["components"] == nx.number_weakly_connected_components(
+        nx_graph("college")
+    )
