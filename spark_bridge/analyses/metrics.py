@@ -1,71 +1,49 @@
-"""Where a Spark analysis' time goes, from Spark's own bookkeeping (its status store, the
-data behind the web UI, kept even with the UI off): jobs, stages and tasks run, and the
-executors' run, CPU, deserialisation and GC time and shuffle bytes, summed over stages.
+"""Where a Spark analysis' time goes, from Spark's own status tracker: the jobs, stages and
+tasks a run scheduled (``SparkContext.statusTracker``, a public API that works with the UI
+off).
 
-Compare :func:`spark_totals` before and after a run (:func:`spent`) to see how much of the
-wall time the executors computed and how much went to scheduling jobs and stages.
+:func:`counting_jobs` runs a function under a job group of its own and returns what Spark
+scheduled for it; divided by the iterations, it says how many jobs and tasks an iteration
+costs, and wall time divided by jobs what each costs in scheduling and execution.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["SparkTotals", "spark_totals", "spent"]
+__all__ = ["SparkWork", "counting_jobs"]
+
+_groups = itertools.count()
 
 
 @dataclass(frozen=True)
-class SparkTotals:
-    """Totals over every completed stage of the session (times in milliseconds)."""
+class SparkWork:
+    """What Spark scheduled for one run."""
 
-    jobs: int = 0
-    stages: int = 0
-    tasks: int = 0
-    executor_run_ms: float = 0.0
-    executor_cpu_ms: float = 0.0
-    deserialize_ms: float = 0.0
-    gc_ms: float = 0.0
-    shuffle_read_bytes: int = 0
-    shuffle_write_bytes: int = 0
+    jobs: int
+    stages: int
+    tasks: int
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self)
 
 
-def spark_totals(spark: Any) -> SparkTotals:
-    """The session's totals so far (Spark keeps the last ``spark.ui.retainedStages``
-    stages, 1,000 by default: take totals around runs shorter than that)."""
-    store = spark.sparkContext._jsc.sc().statusStore()
-    stages = store.stageList(None)
-    jobs = store.jobsList(None).size()
-    totals = {
-        "tasks": 0,
-        "executor_run_ms": 0.0,
-        "executor_cpu_ms": 0.0,
-        "deserialize_ms": 0.0,
-        "gc_ms": 0.0,
-        "shuffle_read_bytes": 0,
-        "shuffle_write_bytes": 0,
-    }
-    completed = 0
-    for k in range(stages.size()):
-        stage = stages.apply(k)
-        if stage.status().toString() != "COMPLETE":
-            continue
-        completed += 1
-        totals["tasks"] += stage.numCompleteTasks()
-        totals["executor_run_ms"] += stage.executorRunTime()
-        totals["executor_cpu_ms"] += stage.executorCpuTime() / 1e6
-        totals["deserialize_ms"] += stage.executorDeserializeTime()
-        totals["gc_ms"] += stage.jvmGcTime()
-        totals["shuffle_read_bytes"] += stage.shuffleReadBytes()
-        totals["shuffle_write_bytes"] += stage.shuffleWriteBytes()
-    return SparkTotals(jobs=jobs, stages=completed, **totals)
-
-
-def spent(before: SparkTotals, after: SparkTotals) -> SparkTotals:
-    """What happened between two :func:`spark_totals`."""
-    return SparkTotals(
-        **{k: getattr(after, k) - getattr(before, k) for k in SparkTotals.__dataclass_fields__}
-    )
+def counting_jobs(spark: Any, run: Callable[[], Any]) -> tuple[Any, SparkWork]:
+    """``(run(), what Spark scheduled for it)``; the run gets a job group of its own."""
+    context = spark.sparkContext
+    group = f"chronoray-counted-{next(_groups)}"
+    context.setJobGroup(group, "counted run")
+    try:
+        result = run()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    tracker = context.statusTracker()
+    jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
+    stage_ids = {s for job in jobs if job is not None for s in job.stageIds}
+    stages = [tracker.getStageInfo(s) for s in stage_ids]
+    tasks = sum(stage.numTasks for stage in stages if stage is not None)
+    return result, SparkWork(len(jobs), len(stage_ids), tasks)
