@@ -10,8 +10,8 @@
 3. **Pregel PageRank on Ray, 2 partitions**: the array form and the per-vertex form, versus
    networkx's ``pagerank`` on the same graph;
 4. **Spark** (``--spark``): PageRank of the CollegeMsg snapshot, seconds per iteration and
-   the jobs and tasks Spark scheduled for them (its status tracker); PageRank of a generated 1 M-edge graph, 20
-   iterations, versus networkx (build + 20 iterations);
+   the jobs and tasks Spark scheduled for them (its status tracker); PageRank of a
+   generated 1 M-edge graph, 20 iterations, versus networkx (build + 20 iterations);
 5. **Crossover**: PageRank (20 iterations) on generated graphs of ``--sizes`` edges with
    every engine (kernel, Ray Pregel arrays with 2 partitions, Spark, networkx), whole
    wall time as a user waits for it; drawn in ``analyses_crossover.png``.
