@@ -61,7 +61,8 @@ def _time_of(line: str, dataset: str) -> float:
     return float(line.split(",")[3] if dataset == "bitcoin" else line.split()[2])
 
 
-def _median(trials: int, run: Callable[[], Any]) -> tuple[float, Any]:
+def timed_median(trials: int, run: Callable[[], Any]) -> tuple[float, Any]:
+    """``(median seconds of trials runs, the last run's result)``."""
     seconds, last = [], None
     for _ in range(trials):
         started = time.perf_counter()
@@ -94,7 +95,7 @@ def _spark_pagerank(
     def run() -> Any:
         return to_pandas(pagerank(spark, snapshot, tol=TOL))
 
-    seconds, ranks = _median(trials, run)
+    seconds, ranks = timed_median(trials, run)
     got = dict(zip(ranks["vertex"], ranks["pagerank"], strict=True))
     return {
         "available": True,
@@ -161,7 +162,7 @@ def _measure(
     )
     graph.add_nodes_from(tables[1]["dst"].to_pylist())
     build = time.perf_counter() - build_started
-    nx_seconds, expected = _median(
+    nx_seconds, expected = timed_median(
         args.trials, lambda: nx.pagerank(graph, tol=1e-12, max_iter=1000)
     )
     rows: list[dict[str, Any]] = [
@@ -179,7 +180,7 @@ def _measure(
 
             if where == "ray" and p not in warm:
                 warm.add(p)
-                cold, _ = _median(1, run)
+                cold, _ = timed_median(1, run)
                 rows.append(
                     {
                         "model": model,
@@ -190,7 +191,7 @@ def _measure(
                         "max_error": None,
                     }
                 )
-            seconds, res = _median(args.trials, run)
+            seconds, res = timed_median(args.trials, run)
             rows.append(
                 {
                     "model": model,
@@ -204,7 +205,9 @@ def _measure(
     for row in rows:
         row["x networkx"] = row["seconds"] / nx_seconds
     p = max(parts)
-    fresh_seconds, fresh = _median(args.trials, lambda: pagerank(snap, tol=TOL, num_partitions=p))
+    fresh_seconds, fresh = timed_median(
+        args.trials, lambda: pagerank(snap, model="pregel", tol=TOL, num_partitions=p)
+    )
 
     def shifted(earlier: Any, pause: int | None) -> tuple[ModelResult, float, float]:
         with pagerank_job(earlier, tol=TOL, num_partitions=p) as job:
@@ -224,7 +227,7 @@ def _measure(
     }
     for fraction, before_snap in earlier:
         for pause in (args.pause, None):  # paused mid-way, and once converged on it
-            _, (resumed, before, after) = _median(
+            _, (resumed, before, after) = timed_median(
                 args.trials, lambda b=before_snap, pause=pause: shifted(b, pause)
             )
             shift["runs"].append(
@@ -252,7 +255,8 @@ def _measure(
     }
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
+def fmt(value: Any, digits: int = 3) -> str:
+    """A table cell: blank for ``None``, small floats in scientific notation."""
     if value is None:
         return ""
     if isinstance(value, float):
@@ -278,16 +282,16 @@ def _markdown(r: dict[str, Any]) -> str:
     ]
     for row in r["pagerank"]:
         out.append(
-            f"| {row['model']} | {row['where']} | {row['partitions']} | {_fmt(row['seconds'])} "
-            f"| {_fmt(row['x networkx'], 1)} | {_fmt(row['iterations'])} "
-            f"| {_fmt(row['max_error'])} |"
+            f"| {row['model']} | {row['where']} | {row['partitions']} | {fmt(row['seconds'])} "
+            f"| {fmt(row['x networkx'], 1)} | {fmt(row['iterations'])} "
+            f"| {fmt(row['max_error'])} |"
         )
     spark = r["spark"]
     if spark["available"]:
         out.append(
-            f"| spark (RayDP) | ray | | {_fmt(spark['seconds'])} "
-            f"| {_fmt(spark['seconds'] / r['pagerank'][0]['seconds'], 1)} | "
-            f"| {_fmt(spark['max_error'])} |"
+            f"| spark (RayDP) | ray | | {fmt(spark['seconds'])} "
+            f"| {fmt(spark['seconds'] / r['pagerank'][0]['seconds'], 1)} | "
+            f"| {fmt(spark['max_error'])} |"
         )
         out.append(f"\nSpark session start: {spark['session_seconds']:.1f} s (not included).")
     else:
@@ -305,14 +309,14 @@ def _markdown(r: dict[str, Any]) -> str:
         "| run on the final snapshot | earlier snapshot (vertices / edges) | paused after "
         "| supersteps | seconds | max abs diff vs networkx |",
         "|---|---|---|---:|---:|---:|",
-        f"| fresh | | | {p['fresh_supersteps']} | {_fmt(p['fresh_seconds'])} | |",
+        f"| fresh | | | {p['fresh_supersteps']} | {fmt(p['fresh_seconds'])} | |",
     ]
     for run in p["runs"]:
         e = run["earlier"]
         out.append(
             f"| resumed | {run['earlier_at_fraction']:.0%} of the lines ({e['vertices']:,} / "
             f"{e['edges']:,}) | {run['pause_after']} | {run['resumed_supersteps']} | "
-            f"{_fmt(run['shift_and_resume_seconds'])} | {_fmt(run['max_error'])} |"
+            f"{fmt(run['shift_and_resume_seconds'])} | {fmt(run['max_error'])} |"
         )
     out.append("")
     return "\n".join(out)

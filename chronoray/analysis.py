@@ -1,9 +1,17 @@
-"""Spark analyses of snapshots, run from the Ray driver: results as Spark DataFrames,
-pandas, Parquet and pictures.
+"""Analyses of snapshots, run from the Ray driver on one of three engines: vectorized
+kernels in this process (``local``), the processing models on Ray actors (``ray``) or Spark
+(RayDP) in the same cluster (``spark``); results as Arrow or Spark DataFrames, pandas,
+Parquet and pictures.
 
 Every analysis is registered once in :data:`ANALYSES` (name -> :class:`Analysis`: how to
-run it, which rows to show first, how to draw it). ``GraphCluster.analyze``, the
-``chronoray analyze`` choices and :class:`AnalysisResult` all read the registry.
+run it on each engine, which rows to show first, how to draw it), as networkx registers
+its backends: one name, several implementations, the same columns from each.
+``GraphCluster.analyze``, the ``chronoray analyze`` choices and :class:`AnalysisResult` all
+read the registry. Unless told (``engine=``), :func:`choose_analysis_engine` picks by the
+snapshot's size -- the kernel while the graph fits the driver, the Ray models while it fits
+the cluster's memory, Spark (which spills to disk) above; that is the engines' order of
+speed at every size measured (``bench/results/analyses.md``, the crossover) -- and the
+result says which engine ran and why (``info["engine"]``, ``info["engine_reason"]``).
 """
 
 from __future__ import annotations
@@ -14,21 +22,45 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
+from snapshot.algorithms.csr import graph_size
+from snapshot.algorithms.engine import LOCAL_MAX_EDGES, EngineChoice
+
 if TYPE_CHECKING:
     from snapshot.snapshot import Snapshot
 
-__all__ = ["ANALYSES", "ANALYSIS_NAMES", "Analysis", "AnalysisResult", "register", "run_analysis"]
+__all__ = [
+    "ANALYSES",
+    "ANALYSIS_NAMES",
+    "ENGINES",
+    "Analysis",
+    "AnalysisResult",
+    "choose_analysis_engine",
+    "register",
+    "run_analysis",
+]
 
 Outcome = tuple[Any, dict[str, Any], dict[str, Any]]
-"""What an analysis' ``run`` returns: its frame, small facts (``info``), companion frames."""
+"""What an analysis' implementation returns: its frame (Spark DataFrame or Arrow table),
+small facts (``info``), companion frames."""
+
+ENGINES = ("local", "ray", "spark")
+"""The engines an analysis can run on (``engine="auto"`` chooses among them)."""
+
+RAY_BYTES_PER_EDGE = 200
+"""What a Ray model holds per edge, all partitions together (the Arrow pieces, the
+partition's index arrays, the messages in flight), with room to spare."""
 
 
 @dataclass(frozen=True)
 class Analysis:
     """One registered analysis.
 
-    ``run(spark, snapshots, params)`` computes it (``snapshots``: one, or a series when
-    ``series``); ``top(table, k)`` picks the rows people look at first; ``plot(ax, table,
+    ``run(spark, snapshots, params)`` computes it in Spark (``snapshots``: one, or a
+    series when ``series``); ``local(snapshots, params)`` with the kernels and
+    ``ray(snapshots, params)`` with the processing models (if it has them), with the same
+    columns; ``top(table, k)`` picks the rows people look at first; ``plot(ax, table,
     extras, result)`` draws it on a matplotlib axis; ``params`` are the parameters it
     takes, with their types (what the gateway checks a request's parameters against).
     """
@@ -40,6 +72,13 @@ class Analysis:
     plot: Callable[[Any, Any, dict[str, Any], AnalysisResult], None]
     series: bool = False
     params: Mapping[str, type] = field(default_factory=dict)
+    local: Callable[[list[Any], dict[str, Any]], Outcome] | None = None
+    ray: Callable[[list[Any], dict[str, Any]], Outcome] | None = None
+
+    def engines(self) -> list[str]:
+        """The engines this analysis runs on."""
+        have = {"local": self.local, "ray": self.ray, "spark": self.run}
+        return [e for e in ENGINES if have[e] is not None]
 
 
 ANALYSES: dict[str, Analysis] = {}
@@ -58,9 +97,10 @@ def register(analysis: Analysis) -> Analysis:
 class AnalysisResult:
     """One analysis of one snapshot (or, for ``activity``, a series of them).
 
-    ``frame`` is the Spark DataFrame (still in Spark: keep computing on it); ``extra``
-    holds companion frames (e.g. ``degrees``' distribution); ``info`` small facts (PageRank
-    iterations, component and triangle totals); ``snapshots`` the cuts analysed.
+    ``frame`` is the Spark DataFrame (engine ``spark``: still in Spark, keep computing on
+    it) or an Arrow table (``local``, ``ray``); ``extra`` holds companion frames (e.g.
+    ``degrees``' distribution); ``info`` small facts (PageRank iterations, component and
+    triangle totals, ``engine`` and ``engine_reason``); ``snapshots`` the cuts analysed.
     """
 
     name: str
@@ -71,18 +111,21 @@ class AnalysisResult:
     seconds: float = 0.0
     _pandas: Any = field(default=None, repr=False)
 
-    def to_pandas(self) -> Any:
-        """``frame`` as pandas (Spark -> Ray object store -> pandas; computed once)."""
-        if self._pandas is None:
-            from spark_bridge.convert import to_pandas
+    @property
+    def engine(self) -> str:
+        """The engine that ran it (``local``, ``ray`` or ``spark``)."""
+        return str(self.info.get("engine", "spark"))
 
-            self._pandas = to_pandas(self.frame)
+    def to_pandas(self) -> Any:
+        """``frame`` as pandas (from Spark through the Ray object store; computed once)."""
+        if self._pandas is None:
+            self._pandas = _as_pandas(self.frame)
         return self._pandas
 
     def to_arrow(self) -> Any:
-        """``frame`` as an Arrow table (through the Ray object store)."""
-        import pyarrow as pa
-
+        """``frame`` as an Arrow table (from Spark through the Ray object store)."""
+        if isinstance(self.frame, pa.Table):
+            return self.frame
         return pa.Table.from_pandas(self.to_pandas(), preserve_index=False)
 
     @property
@@ -103,15 +146,13 @@ class AnalysisResult:
         ``OUT/<name>.png``; returns the paths written."""
         import pyarrow.parquet as pq
 
-        from spark_bridge.convert import to_pandas
-
         directory = Path(out)
         directory.mkdir(parents=True, exist_ok=True)
         written = [directory / f"{self.name}.parquet"]
         pq.write_table(self.to_arrow(), written[0])
         extras = {}
         for key, frame in self.extra.items():
-            extras[key] = to_pandas(frame)
+            extras[key] = _as_pandas(frame)
             path = directory / f"{self.name}_{key}.parquet"
             extras[key].to_parquet(path, index=False)
             written.append(path)
@@ -119,12 +160,84 @@ class AnalysisResult:
         return written
 
 
+def _as_pandas(frame: Any) -> Any:
+    if isinstance(frame, pa.Table):
+        return frame.to_pandas()
+    from spark_bridge.convert import to_pandas
+
+    return to_pandas(frame)
+
+
+def choose_analysis_engine(
+    analysis: Analysis, series: list[Any], engine: str, cluster_memory: float | None = None
+) -> EngineChoice:
+    """The engine for ``analysis`` of ``series``: ``engine`` if given (refused if the
+    analysis has no implementation there), else the kernel while the largest snapshot has
+    at most :data:`~snapshot.algorithms.engine.LOCAL_MAX_EDGES` edges, the Ray models
+    while ``RAY_BYTES_PER_EDGE`` per edge fit half the cluster's memory
+    (``cluster_memory`` bytes; default: Ray's figure), Spark above.
+
+    >>> import pyarrow as pa
+    >>> tiny = (pa.table({"id": [1]}), pa.table({"src": [1], "dst": [1]}))
+    >>> choose_analysis_engine(ANALYSES["wcc"], [tiny], "auto").engine
+    'local'
+    """
+    if engine != "auto":
+        if engine not in ENGINES:
+            raise ValueError(
+                f"engine must be 'auto' or one of {', '.join(ENGINES)}, got {engine!r}"
+            )
+        if engine not in analysis.engines():
+            raise ValueError(
+                f"{analysis.name} has no {engine} implementation; it runs on "
+                f"{', '.join(analysis.engines())}"
+            )
+        return EngineChoice(engine, f"asked for (engine={engine!r})")
+    edges = max(graph_size(snapshot)[1] for snapshot in series)
+    if edges <= LOCAL_MAX_EDGES and analysis.local is not None:
+        return EngineChoice(
+            "local",
+            f"{edges:,} edges <= {LOCAL_MAX_EDGES:,}: the kernel in this process is fastest "
+            "at this size (no Spark start, no per-iteration job)",
+        )
+    if analysis.ray is not None:
+        if cluster_memory is None:
+            import ray
+
+            cluster_memory = float(ray.cluster_resources().get("memory", 0.0))
+        if edges * RAY_BYTES_PER_EDGE <= cluster_memory / 2:
+            return EngineChoice(
+                "ray",
+                f"{edges:,} edges: too many for one process, and they fit the Ray "
+                "cluster's memory: the array-form models over the cluster",
+            )
+    return EngineChoice(
+        "spark",
+        f"{edges:,} edges: more than one process or the Ray models hold; Spark spreads them "
+        "over the cluster and spills to disk",
+    )
+
+
 def run_analysis(
-    spark: Any, name: str, snapshots: Snapshot | Sequence[Snapshot], **params: Any
+    spark: Any,
+    name: str,
+    snapshots: Snapshot | Sequence[Snapshot],
+    *,
+    engine: str = "auto",
+    **params: Any,
 ) -> AnalysisResult:
-    """Run analysis ``name`` (one of :data:`ANALYSES`) in Spark on ``snapshots`` (one, or a
-    series for a series analysis such as ``activity``); ``params`` go to the analysis
-    function (e.g. ``alpha``, ``weight``, ``tol`` for PageRank)."""
+    """Run analysis ``name`` (one of :data:`ANALYSES`) on ``snapshots`` (one, or a series
+    for a series analysis such as ``activity``) on ``engine`` (``auto``: by size, see
+    :func:`choose_analysis_engine`); ``params`` go to the analysis function (e.g.
+    ``alpha``, ``weight``, ``tol`` for PageRank). ``spark`` is the Spark session, or a
+    function that returns it (called only if Spark runs).
+
+    >>> import pyarrow as pa
+    >>> graph = (pa.table({"id": [1, 2, 3]}), pa.table({"src": [1, 2], "dst": [2, 1]}))
+    >>> result = run_analysis(None, "wcc", [graph])
+    >>> result.engine, result.to_pandas().values.tolist(), result.info["components"]
+    ('local', [[1, 1], [2, 1], [3, 3]], 2)
+    """
     from snapshot.snapshot import Snapshot
 
     analysis = ANALYSES.get(name)
@@ -133,10 +246,18 @@ def run_analysis(
     series = [snapshots] if isinstance(snapshots, Snapshot) else list(snapshots)
     if not analysis.series and len(series) != 1:
         raise ValueError(f"{name} analyses one snapshot, got {len(series)}")
+    choice = choose_analysis_engine(analysis, series, engine)
     started = time.perf_counter()
-    frame, info, extra = analysis.run(spark, series, params)
+    if choice.engine == "spark":
+        session = spark() if callable(spark) else spark
+        frame, info, extra = analysis.run(session, series, params)
+    else:
+        implementation = analysis.local if choice.engine == "local" else analysis.ray
+        assert implementation is not None
+        frame, info, extra = implementation(series, params)
     if not analysis.series:
-        info["vertices"] = frame.count()
+        info["vertices"] = frame.num_rows if isinstance(frame, pa.Table) else frame.count()
+    info.update(choice.info())
     return AnalysisResult(name, frame, series, info, extra, seconds=time.perf_counter() - started)
 
 
@@ -173,6 +294,67 @@ def _activity(spark: Any, series: list[Any], params: dict[str, Any]) -> Outcome:
     import spark_bridge as sb
 
     return sb.activity(spark, series, **params).localCheckpoint(), {}, {}
+
+
+def _vertex_table(table: pa.Table, **renamed: str) -> pa.Table:
+    """A kernel's table with the Spark analyses' column names (``id`` -> ``vertex``)."""
+    names = {"id": "vertex", **renamed}
+    return table.rename_columns([names.get(c, c) for c in table.column_names])
+
+
+def _pagerank_kernel(series: list[Any], params: dict[str, Any], engine: str) -> Outcome:
+    from snapshot.algorithms import pagerank
+
+    known = {"alpha": "alpha", "tol": "tol", "max_iter": "max_iterations", "weight": "weight"}
+    unknown = set(params) - set(known)
+    if unknown:
+        raise ValueError(f"pagerank takes {', '.join(known)}; got {', '.join(sorted(unknown))}")
+    args = {known[k]: v for k, v in params.items() if v is not None}
+    result = pagerank(series[0], engine=engine, **args)
+    iterations = result.info.get("iterations", result.info.get("supersteps"))
+    # the kernel raises unless it converged; a Pregel job may stop at its superstep limit
+    last = result.info.get("aggregates", {}).get("change", 0.0)
+    info = {"iterations": iterations, "converged": last <= args.get("tol", 1e-10)}
+    return _vertex_table(result.table, rank="pagerank"), info, {}
+
+
+def _wcc_kernel(series: list[Any], params: dict[str, Any], engine: str) -> Outcome:
+    import pyarrow.compute as pc
+
+    from snapshot.algorithms import connected_components
+
+    result = connected_components(series[0], engine=engine)  # max_iter: Spark's only
+    table = _vertex_table(result.table)
+    return table, {"components": len(pc.unique(table["component"]))}, {}
+
+
+def _degrees_kernel(series: list[Any], params: dict[str, Any]) -> Outcome:
+    from snapshot.algorithms import degree_distribution, degrees
+
+    table = _vertex_table(degrees(series[0]).table)
+    return table, {}, {"distribution": degree_distribution(series[0]).table}
+
+
+def _triangles_kernel(series: list[Any], params: dict[str, Any]) -> Outcome:
+    import pyarrow.compute as pc
+
+    from snapshot.algorithms import triangles
+
+    table = _vertex_table(triangles(series[0]).table)
+    return table, {"triangles": pc.sum(table["triangles"]).as_py() // 3}, {}
+
+
+def _activity_kernel(series: list[Any], params: dict[str, Any]) -> Outcome:
+    from snapshot.algorithms import activity
+
+    return activity(series).table, {}, {}
+
+
+def _on(engine: str, implementation: Callable[..., Outcome]) -> Callable[..., Outcome]:
+    def run(series: list[Any], params: dict[str, Any]) -> Outcome:
+        return implementation(series, params, engine)
+
+    return run
 
 
 def _largest(column: str) -> Callable[[Any, int], Any]:
@@ -262,6 +444,8 @@ register(
         lambda table, k: table.nlargest(k, "pagerank"),
         _plot_pagerank,
         params={"alpha": float, "weight": str, "tol": float, "max_iter": int},
+        local=_on("local", _pagerank_kernel),
+        ray=_on("ray", _pagerank_kernel),
     )
 )
 register(
@@ -272,6 +456,8 @@ register(
         _top_components,
         _plot_wcc,
         params={"max_iter": int},
+        local=_on("local", _wcc_kernel),
+        ray=_on("ray", _wcc_kernel),
     )
 )
 register(
@@ -281,6 +467,7 @@ register(
         _degrees,
         _largest("in_degree"),
         _plot_degrees,
+        local=_degrees_kernel,
     )
 )
 register(
@@ -290,6 +477,7 @@ register(
         _triangles,
         _largest("triangles"),
         _plot_triangles,
+        local=_triangles_kernel,
     )
 )
 register(
@@ -300,6 +488,7 @@ register(
         lambda table, k: table,
         _plot_activity,
         series=True,
+        local=_activity_kernel,
     )
 )
 

@@ -933,6 +933,12 @@ def snapshot_cmd(
 @click.option("--weight", default=None, help="pagerank: edge column used as weight.")
 @click.option("--alpha", type=float, default=0.85, help="pagerank: damping.")
 @click.option("--top", "top_k", type=int, default=10, help="Rows shown.")
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "local", "ray", "spark"]),
+    default="auto",
+    help="Where it runs: kernels in this process, Ray models, Spark; auto: by size.",
+)
 @click.option("--out", type=click.Path(path_type=Path), required=True)
 def analyze(
     algo: str,
@@ -946,10 +952,12 @@ def analyze(
     weight: str | None,
     alpha: float,
     top_k: int,
+    engine: str,
     out: Path,
 ) -> None:
-    """Run a Spark analysis (RayDP, in this Ray cluster) on a snapshot; print the top
-    rows, write OUT/ALGO.parquet and OUT/ALGO.png."""
+    """Run an analysis on a snapshot (vectorized kernels here, Ray models, or Spark through
+    RayDP in this Ray cluster; --engine, by size unless told); print the top rows, the
+    engine and why, write OUT/ALGO.parquet and OUT/ALGO.png."""
     params: dict[str, Any] = {}
     if algo == "pagerank":
         params = {"alpha": alpha, "weight": weight}
@@ -960,7 +968,7 @@ def analyze(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--times") from None
     with _graph(graph_name, log_dir) as graph:
-        with console.status(f"{algo}: snapshot, then Spark (the first start takes ~10 s)"):
+        with console.status(f"{algo}: snapshot, then the analysis (Spark's start takes ~10 s)"):
             result = graph.analyze(
                 algo,
                 at,
@@ -968,6 +976,7 @@ def analyze(
                 window=window or None,
                 times=cut_times,
                 buckets=buckets,
+                engine=engine,
                 **params,
             )
             paths = result.save(out)
@@ -978,8 +987,10 @@ def analyze(
     for row in top.itertuples(index=False):
         table.add_row(*(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row))
     console.print(table)
-    facts = ", ".join(f"{k} {v}" for k, v in result.info.items() if v is not None)
-    console.print(f"{facts}; Spark time {result.seconds:.1f} s")
+    shown = {k: v for k, v in result.info.items() if v is not None and not k.startswith("engine")}
+    facts = ", ".join(f"{k} {v}" for k, v in shown.items())
+    console.print(f"{facts}; {result.engine} time {result.seconds:.2f} s")
+    console.print(f"engine {result.engine}: {result.info['engine_reason']}")
     for path in paths:
         console.print(f"wrote {path}")
 

@@ -189,7 +189,7 @@ def _spark_pagerank(
     import networkx as nx
 
     with console.status(f"Spark: PageRank of the graph at {_utc(t)} (Spark starts in ~10 s)..."):
-        result = graph.analyze("pagerank", at=t)
+        result = graph.analyze("pagerank", at=t, engine="spark")
         paths = result.save(out / "spark")
         ranks = result.to_pandas()
     expected = nx.pagerank(oracle_graph(oracle, t), tol=1e-12, max_iter=1000)

@@ -942,10 +942,12 @@ class GraphCluster:
         buckets: int = 10,
         **params: Any,
     ) -> AnalysisResult:
-        """Run a registered Spark analysis (:data:`chronoray.analysis.ANALYSES`:
-        ``pagerank``, ``wcc``, ``degrees``, ``triangles``, ``activity``) on a snapshot taken
-        as :meth:`snapshot` takes it (``at=``, ``clock=``, ``window=``, or now); ``params``
-        go to the analysis (e.g. ``weight="count"``).
+        """Run a registered analysis (:data:`chronoray.analysis.ANALYSES`: ``pagerank``,
+        ``wcc``, ``degrees``, ``triangles``, ``activity``) on a snapshot taken as
+        :meth:`snapshot` takes it (``at=``, ``clock=``, ``window=``, or now); ``params`` go
+        to the analysis (e.g. ``weight="count"``), ``engine=`` (``"local"``, ``"ray"``,
+        ``"spark"``; default ``"auto"``: by size) chooses where it runs; Spark starts only
+        if it runs there. ``result.info["engine"]``/``["engine_reason"]`` say which and why.
 
         A series analysis (``activity``) compares time cuts: at ``times``, or at the edges
         of ``buckets`` equal buckets of ``window``. The result keeps the Spark DataFrame
@@ -967,7 +969,7 @@ class GraphCluster:
             if times is not None:
                 raise ValueError(f"times= is for series analyses; {name} analyses one snapshot")
             snapshots = self.snapshot(at, clock=clock, window=window)
-        return run_analysis(self.spark(), name, snapshots, **params)
+        return run_analysis(self.spark, name, snapshots, **params)
 
     def wait_until_complete(self, t: float, timeout: float = 120.0) -> None:
         """Return once every update with time ``<= t`` and every message it caused is

@@ -12,6 +12,8 @@ Facts this module relies on (RayDP 1.6.5, Spark 3.5.7, Ray 2.60, JDK 17), measur
 * ``init_spark`` takes ~10 s: the session is started once and reused; it is stopped at exit.
 * The JVM writes its start-up lines and log4j warnings to the standard error it inherits:
   ``log_file`` gives it a file instead, so they stay out of the user's terminal.
+* RayDP waits, without end or message, for executors the cluster has no CPUs for: the
+  session is sized from the cluster's CPUs first (:func:`executor_plan`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 import ray
 
-__all__ = ["JDK17_JAVA_OPTIONS", "spark_session", "stderr_to", "stop_spark"]
+__all__ = ["JDK17_JAVA_OPTIONS", "executor_plan", "spark_session", "stderr_to", "stop_spark"]
 
 JDK17_JAVA_OPTIONS = " ".join(
     [
@@ -60,6 +62,20 @@ _APP_NAME = "chronoray"
 _session: Any = None
 
 
+def executor_plan(executors: int, executor_cores: int, cpus: float) -> tuple[int, int]:
+    """``(executors, cores each)`` that fit ``cpus``: the cores of one executor at most
+    ``cpus``, then as many of the executors asked for as fit. Raises ``RuntimeError`` if
+    not even one executor with one core fits.
+
+    >>> executor_plan(1, 1, 2.0), executor_plan(4, 2, 5.0), executor_plan(2, 4, 2.0)
+    ((1, 1), (2, 2), (1, 2))
+    """
+    if cpus < 1:
+        raise RuntimeError(f"the Ray cluster has {cpus:g} CPUs; a Spark executor needs 1")
+    cores = max(1, min(executor_cores, int(cpus)))
+    return max(1, min(executors, int(cpus // cores))), cores
+
+
 def spark_session(
     *,
     executors: int = 1,
@@ -71,9 +87,13 @@ def spark_session(
     """The process's Spark session on the current Ray cluster, started on first use.
 
     Executors are Ray actors (RayDP) placed by Ray anywhere in the cluster; each needs
-    ``executor_cores`` free CPUs. Ray must be initialised already (``GraphCluster`` does
-    it; ``GraphCluster.spark()`` sizes the session from its ``Config``). Later calls return
-    the same session whatever their arguments; :func:`stop_spark` (also run at exit) ends it.
+    ``executor_cores`` free CPUs, and no more executors and cores are asked for than the
+    cluster has (:func:`executor_plan`). ``shuffle_partitions`` is the default of a
+    shuffle; adaptive execution coalesces a small shuffle's partitions, and the iterative
+    analyses size their cached tables from the data. Ray must be initialised already
+    (``GraphCluster`` does it; ``GraphCluster.spark()`` asks for its ``Config``'s sizes).
+    Later calls return the same session whatever their arguments; :func:`stop_spark` (also
+    run at exit) ends it.
     ``log_file``: where the JVM's own output goes (default: this process's stderr).
     """
     global _session
@@ -85,11 +105,17 @@ def spark_session(
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # the cluster's CPUs, not the free ones: CPUs held by running tasks come back
+    cpus = ray.cluster_resources().get("CPU", 0.0)
+    executors, executor_cores = executor_plan(executors, executor_cores, cpus)
     configs = {  # a fresh dict: init_spark changes the one it gets
         "spark.driver.extraJavaOptions": JDK17_JAVA_OPTIONS,
         "spark.executor.extraJavaOptions": JDK17_JAVA_OPTIONS,
         "spark.ray.raydp_app_master.extraJavaOptions": JDK17_JAVA_OPTIONS,
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.default.parallelism": str(executors * executor_cores),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }

@@ -1,8 +1,17 @@
-"""Graph algorithms on snapshots, written on the processing models of
-:mod:`snapshot.models`; each module has a doctested example."""
+"""Graph algorithms on snapshots. Each has one public name and several implementations
+(:mod:`.engine`): a vectorized kernel over the snapshot's Arrow columns, and (most of
+them) programs on the processing models of :mod:`snapshot.models`, which stay as the
+models' worked examples; each module has a doctested example."""
 
-from snapshot.algorithms.clustering import clustering
-from snapshot.algorithms.components import component_sets, connected_components
+from snapshot.algorithms.activity import activity
+from snapshot.algorithms.clustering import clustering, triangles
+from snapshot.algorithms.components import (
+    component_sets,
+    connected_components,
+    strongly_connected_components,
+)
+from snapshot.algorithms.degrees import degree_distribution, degrees
+from snapshot.algorithms.engine import EngineChoice, choose_engine
 from snapshot.algorithms.followers import (
     follower_histogram,
     in_degrees,
@@ -14,9 +23,14 @@ from snapshot.algorithms.pagerank import pagerank, pagerank_job, pagerank_shift
 from snapshot.algorithms.shortest_paths import distances, shortest_paths
 
 __all__ = [
+    "EngineChoice",
+    "activity",
+    "choose_engine",
     "clustering",
     "component_sets",
     "connected_components",
+    "degree_distribution",
+    "degrees",
     "distances",
     "follower_histogram",
     "in_degrees",
@@ -27,4 +41,6 @@ __all__ = [
     "pagerank_job",
     "pagerank_shift",
     "shortest_paths",
+    "strongly_connected_components",
+    "triangles",
 ]

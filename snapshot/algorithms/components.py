@@ -1,30 +1,63 @@
-"""Weakly connected components of a snapshot, vertex-centric or edge-centric.
+"""Connected components of a snapshot: weak (a kernel, Pregel or scatter/gather) and
+strong (a kernel).
 
-Every vertex is labelled with the smallest vertex id of its weakly connected component
-(edge directions ignored; vertices with no edges are their own component), by min-label
-propagation (HashMin). The Pregel version first learns each vertex's in-neighbours
+Every vertex is labelled with the smallest vertex id of its component (weak: edge
+directions ignored; strong: vertices that reach each other; a vertex with no edges is its
+own component). The kernel is ``scipy.sparse.csgraph.connected_components`` over the
+snapshot's adjacency matrix. The models use min-label propagation (HashMin): the Pregel
+version first learns each vertex's in-neighbours
 (superstep 0 sends the id along out-edges); the scatter/gather version streams every edge
 in both directions and only scatters from vertices whose label changed. Ids must be
 mutually comparable; the scatter/gather version needs integer ids (labels are float64,
 exact up to 2**53).
 
 References: Rastogi et al., *Finding connected components in map-reduce in logarithmic
-rounds* (HashMin, 2013); ``networkx.weakly_connected_components``.
+rounds* (HashMin, 2013); Pearce, *A space-efficient algorithm for finding strongly
+connected components* (2016, scipy's); ``networkx.weakly_connected_components``,
+``networkx.strongly_connected_components``.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import pyarrow as pa
+from scipy.sparse import csgraph
 
+from snapshot.algorithms.csr import GraphIndex
+from snapshot.algorithms.engine import Engine, EngineChoice, choose_engine
 from snapshot.models.pregel import PregelContext, PregelProgram, pregel
-from snapshot.models.result import ModelResult, Progress
+from snapshot.models.pregel_arrays import PregelArrays, VertexBatch, VertexTable
+from snapshot.models.result import ModelResult, Progress, kernel_result
 from snapshot.models.runtime import Executor, GraphInput
 from snapshot.models.scatter_gather import EdgeChunk, VertexBlock, scatter_gather
 
-__all__ = ["ComponentEdges", "component_sets", "components_program", "connected_components"]
+__all__ = [
+    "ComponentEdges",
+    "component_labels",
+    "component_sets",
+    "components_arrays",
+    "components_program",
+    "connected_components",
+    "strongly_connected_components",
+]
+
+_KERNEL_ONLY = EngineChoice("local", "strongly connected components have a kernel only")
+
+
+def component_labels(index: GraphIndex, connection: Literal["weak", "strong"]) -> pa.Array:
+    """The smallest id of every vertex's component, in id order (the kernel)."""
+    if index.n == 0:
+        return index.ids
+    _, labels = csgraph.connected_components(
+        index.adjacency(), directed=True, connection=connection
+    )
+    # ids ascend, so a component's first position holds its smallest id
+    _, first = np.unique(labels, return_index=True)
+    return index.ids.take(pa.array(first[labels]))
 
 
 def components_program(max_supersteps: int = 1000) -> PregelProgram:
@@ -48,6 +81,35 @@ def components_program(max_supersteps: int = 1000) -> PregelProgram:
         init=lambda view: None,
         max_supersteps=max_supersteps,
         output=lambda state: {"component": state["component"]},
+        name="components",
+    )
+
+
+def components_arrays(max_supersteps: int = 1000) -> PregelArrays:
+    """HashMin in array form: every vertex's neighbours both ways come with the
+    partition (``undirected``), labels are combined with ``np.minimum``."""
+
+    def init(table: VertexTable) -> dict[str, np.ndarray]:
+        return {"component": table.ids.copy()}
+
+    def compute(batch: VertexBatch) -> dict[str, np.ndarray]:
+        label = batch.state["component"]
+        if batch.superstep == 0:
+            batch.send_to_neighbors(label)
+        else:
+            heard = np.where(batch.has_messages, batch.messages, label)
+            smaller = heard < label
+            label = np.where(smaller, heard, label)
+            batch.send_to_neighbors(label, where=smaller)
+        batch.vote_to_halt()
+        return {"component": label}
+
+    return PregelArrays(
+        compute,
+        init,
+        combiner=np.minimum,
+        max_supersteps=max_supersteps,
+        undirected=True,
         name="components",
     )
 
@@ -94,27 +156,73 @@ class ComponentEdges:
 def connected_components(
     graph: GraphInput,
     *,
-    model: Literal["pregel", "scatter_gather"] = "pregel",
+    engine: Engine = "auto",
+    model: Literal["pregel", "scatter_gather"] | None = None,
+    form: Literal["arrays", "vertex"] = "arrays",
     num_partitions: int = 4,
     executor: Executor = "auto",
     progress: Progress = False,
 ) -> ModelResult:
     """Weakly connected components: columns ``id``, ``component`` (the smallest id in the
-    vertex's component; an int for Pregel, a float for scatter/gather).
+    vertex's component; a float for scatter/gather). ``engine``, ``model``, ``form``,
+    ``executor``: as for :func:`~snapshot.algorithms.pagerank.pagerank`.
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> graph = (pa.table({"id": [1, 2, 3, 4, 5]}), pa.table({"src": [2, 3], "dst": [1, 4]}))
-    >>> connected_components(graph, num_partitions=2).to_dict()
+    >>> connected_components(graph).to_dict()
+    {1: 1, 2: 1, 3: 3, 4: 3, 5: 5}
+    >>> connected_components(graph, model="pregel", num_partitions=2).to_dict()
+    {1: 1, 2: 1, 3: 3, 4: 3, 5: 5}
+    >>> connected_components(graph, model="pregel", form="vertex").to_dict()
     {1: 1, 2: 1, 3: 3, 4: 3, 5: 5}
     >>> component_sets(connected_components(graph, model="scatter_gather"))
     [[1, 2], [3, 4], [5]]
     """
+    choice = choose_engine(graph, engine, model=model)
+    if choice.engine == "local":
+        started = time.perf_counter()
+        index = GraphIndex.of(graph)
+        table = index.table(component=component_labels(index, "weak"))
+        return kernel_result(table, started, choice.info())
+    result = _components_model(
+        graph, model or "pregel", form, num_partitions, choice.executor(executor),
+        progress,
+    )  # fmt: skip
+    result.info.update(choice.info())
+    return result
+
+
+def strongly_connected_components(graph: GraphInput) -> ModelResult:
+    """Strongly connected components (the kernel): columns ``id``, ``component`` (the
+    smallest id of the vertices that reach it and that it reaches).
+
+    >>> import pyarrow as pa
+    >>> graph = (pa.table({"id": [4]}), pa.table({"src": [1, 2, 2, 3], "dst": [2, 1, 3, 4]}))
+    >>> strongly_connected_components(graph).to_dict()
+    {1: 1, 2: 1, 3: 3, 4: 4}
+    """
+    started = time.perf_counter()
+    index = GraphIndex.of(graph)
+    table = index.table(component=component_labels(index, "strong"))
+    return kernel_result(table, started, _KERNEL_ONLY.info())
+
+
+def _components_model(
+    graph: GraphInput,
+    model: str,
+    form: str,
+    num_partitions: int,
+    executor: Executor,
+    progress: Progress,
+) -> ModelResult:
     if model == "pregel":
+        if form not in ("arrays", "vertex"):
+            raise ValueError(f"form must be 'arrays' or 'vertex', got {form!r}")
         return pregel(
             graph,
-            components_program(),
+            components_arrays() if form == "arrays" else components_program(),
             num_partitions=num_partitions,
             executor=executor,
             progress=progress,

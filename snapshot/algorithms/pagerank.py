@@ -1,11 +1,14 @@
-"""PageRank on a snapshot, vertex-centric (Pregel) or edge-centric (scatter/gather).
+"""PageRank on a snapshot: a vectorized kernel (scipy.sparse), or vertex-centric (Pregel)
+or edge-centric (scatter/gather) on the processing models.
 
 The definition is networkx's default: the directed graph of distinct ``(src, dst)`` pairs,
-unweighted, damping ``alpha``, the rank of dangling vertices (no out-edges, including
+unweighted (or weighted by an edge column, out-weights normalised per source: the kernel
+only), damping ``alpha``, the rank of dangling vertices (no out-edges, including
 vertices with no edges at all) spread uniformly over all vertices, no personalization.
 Power iteration from ``1/N`` until no rank changes by more than ``tol`` in an iteration;
 the ranks then differ from the fixed point by at most about ``tol * alpha / (1 - alpha)``
-per vertex (``tol=1e-10``: within ``1e-9``).
+per vertex (``tol=1e-10``: within ``1e-9``). Every implementation runs the same iteration,
+so they agree with each other to rounding and need the same number of iterations.
 
 References: Page, Brin, Motwani, Winograd, *The PageRank citation ranking* (1999);
 thesis Listing 9.16 (Pregel PageRank); ``networkx.pagerank``.
@@ -13,11 +16,14 @@ thesis Listing 9.16 (Pregel PageRank); ``networkx.pagerank``.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
+from snapshot.algorithms.csr import GraphIndex
+from snapshot.algorithms.engine import Engine, choose_engine
 from snapshot.models.pregel import (
     Aggregator,
     PregelContext,
@@ -25,7 +31,8 @@ from snapshot.models.pregel import (
     PregelProgram,
     pregel,
 )
-from snapshot.models.result import ModelResult, Progress
+from snapshot.models.pregel_arrays import PregelArrays, VertexBatch, VertexTable
+from snapshot.models.result import ModelResult, Progress, kernel_result
 from snapshot.models.runtime import Executor, GraphInput
 from snapshot.models.scatter_gather import EdgeChunk, VertexBlock, scatter_gather
 from snapshot.models.shift import VertexDelta
@@ -34,9 +41,43 @@ __all__ = [
     "PageRankEdges",
     "pagerank",
     "pagerank_job",
+    "pagerank_arrays",
+    "pagerank_kernel",
     "pagerank_program",
     "pagerank_shift",
 ]
+
+
+def pagerank_kernel(
+    index: GraphIndex,
+    alpha: float = 0.85,
+    tol: float = 1e-10,
+    max_iterations: int = 200,
+    weight: str | None = None,
+) -> tuple[np.ndarray, int, float]:
+    """The power iteration over the transition matrix (one sparse matrix-vector product
+    per iteration); returns ``(ranks in id order, iterations, last change)``, converged
+    if the last change is ``<= tol``."""
+    n = index.n
+    if n == 0:
+        return np.zeros(0), 0, 0.0
+    pair_weight = np.ones(index.m) if weight is None else index.weights(weight)
+    if (pair_weight < 0).any():
+        raise ValueError(f"edge column {weight!r} holds negative weights; PageRank needs >= 0")
+    out_weight = np.bincount(index.src, weights=pair_weight, minlength=n)
+    dangling = out_weight == 0
+    scale = np.divide(1.0, out_weight, out=np.zeros(n), where=~dangling)
+    transposed = index.adjacency(pair_weight * scale[index.src]).T.tocsr()
+    ranks = np.full(n, 1.0 / n)
+    teleport = (1.0 - alpha) / n
+    change, iteration = np.inf, 0
+    while iteration < max_iterations and change > tol:
+        spread = ranks[dangling].sum() / n
+        new = alpha * (transposed @ ranks + spread) + teleport
+        change = float(np.abs(new - ranks).max())
+        ranks = new
+        iteration += 1
+    return ranks, iteration, change
 
 
 def pagerank_program(
@@ -68,6 +109,41 @@ def pagerank_program(
         compute,
         init=lambda view: {"rank": None},
         combiner=lambda a, b: a + b,
+        aggregators={"change": Aggregator.max(0.0), "dangling": Aggregator.sum()},
+        max_supersteps=max_iterations + 1,
+        name="pagerank",
+    )
+
+
+def pagerank_arrays(
+    alpha: float = 0.85, tol: float = 1e-10, max_iterations: int = 200
+) -> PregelArrays:
+    """The same Pregel program in array form: one ``compute`` per partition and
+    superstep, messages summed by ``np.add``."""
+
+    def init(table: VertexTable) -> dict[str, np.ndarray]:
+        return {"rank": np.zeros(len(table.ids))}
+
+    def compute(batch: VertexBatch) -> dict[str, np.ndarray]:
+        n = batch.num_vertices
+        if batch.superstep == 0:
+            rank = np.full(len(batch), 1.0 / n)
+        elif batch.superstep >= 2 and batch.aggregated("change") <= tol:
+            batch.vote_to_halt()
+            return {}
+        else:
+            inflow = np.where(batch.has_messages, batch.messages, 0.0)
+            rank = (1 - alpha) / n + alpha * (inflow + batch.aggregated("dangling") / n)
+            batch.aggregate("change", np.abs(rank - batch.state["rank"]))
+        linked = batch.out_degree > 0
+        batch.send_to_neighbors(rank / np.maximum(batch.out_degree, 1), where=linked)
+        batch.aggregate("dangling", rank[~linked])
+        return {"rank": rank}
+
+    return PregelArrays(
+        compute,
+        init,
+        combiner=np.add,
         aggregators={"change": Aggregator.max(0.0), "dangling": Aggregator.sum()},
         max_supersteps=max_iterations + 1,
         name="pagerank",
@@ -121,39 +197,87 @@ class PageRankEdges:
 def pagerank(
     graph: GraphInput,
     *,
-    model: Literal["pregel", "scatter_gather"] = "pregel",
     alpha: float = 0.85,
     tol: float = 1e-10,
     max_iterations: int = 200,
+    weight: str | None = None,
+    engine: Engine = "auto",
+    model: Literal["pregel", "scatter_gather"] | None = None,
+    form: Literal["arrays", "vertex"] = "arrays",
     num_partitions: int = 4,
     executor: Executor = "auto",
     progress: Progress = False,
 ) -> ModelResult:
     """PageRank of every vertex of ``graph`` (a snapshot, or ``(vertices, edges)``).
 
-    Parameters: ``model`` -- ``"pregel"`` or ``"scatter_gather"``; ``alpha`` -- damping;
-    ``tol`` -- stop once no rank changes by more than this in an iteration;
-    ``max_iterations``; ``num_partitions``; ``executor`` (``"auto"``: Ray for a
-    snapshot); ``progress``.
+    Parameters: ``alpha`` -- damping; ``tol`` -- stop once no rank changes by more than
+    this in an iteration; ``max_iterations``; ``weight`` -- an edge column used as weight
+    (kernel only); ``engine`` -- ``"local"`` (the kernel), ``"ray"`` (a processing model
+    on Ray) or ``"auto"`` (by size, :mod:`.engine`); ``model`` -- ``"pregel"`` (default of
+    the models) or ``"scatter_gather"``, run on ``executor`` (``"auto"``: Ray for a
+    snapshot); ``form`` -- Pregel's program form, ``"arrays"`` (:func:`pagerank_arrays`)
+    or ``"vertex"`` (:func:`pagerank_program`); ``num_partitions`` and ``progress`` -- of
+    the models.
 
     Returns a :class:`ModelResult` with columns ``id``, ``rank`` (summing to 1);
-    ``info["supersteps"]`` (Pregel) or ``info["iterations"]`` (scatter/gather).
+    ``info["engine"]`` and ``info["engine_reason"]`` say what ran and why;
+    ``info["iterations"]`` (kernel, scatter/gather) or ``info["supersteps"]`` (Pregel).
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> graph = (pa.table({"id": [1, 2, 3, 4]}), pa.table({"src": [1, 2, 3], "dst": [2, 3, 1]}))
-    >>> ranks = pagerank(graph, num_partitions=2).to_dict("rank")  # = networkx.pagerank
-    >>> [round(ranks[v], 4) for v in (1, 2, 3, 4)]
-    [0.3175, 0.3175, 0.3175, 0.0476]
-    >>> edge = pagerank(graph, model="scatter_gather", num_partitions=2).to_dict("rank")
-    >>> max(abs(edge[v] - ranks[v]) for v in ranks) < 1e-9
+    >>> result = pagerank(graph)  # = networkx.pagerank
+    >>> ranks = result.to_dict("rank")
+    >>> [round(ranks[v], 4) for v in (1, 2, 3, 4)], result.info["engine"]
+    ([0.3175, 0.3175, 0.3175, 0.0476], 'local')
+    >>> others = [pagerank(graph, model="pregel", num_partitions=2).to_dict("rank"),
+    ...           pagerank(graph, model="pregel", form="vertex").to_dict("rank"),
+    ...           pagerank(graph, model="scatter_gather", num_partitions=2).to_dict("rank")]
+    >>> max(abs(other[v] - ranks[v]) for other in others for v in ranks) < 1e-9
     True
     """
+    choice = choose_engine(graph, engine, model=model)
+    if choice.engine == "local":
+        started = time.perf_counter()
+        index = GraphIndex.of(graph)
+        ranks, iterations, change = pagerank_kernel(index, alpha, tol, max_iterations, weight)
+        if change > tol:  # as networkx does: never ranks that are not what was asked
+            raise RuntimeError(
+                f"PageRank did not converge to tol {tol:g} in {max_iterations} iterations "
+                f"(last change {change:.3g})"
+            )
+        return kernel_result(
+            index.table(rank=ranks), started, {"iterations": iterations, **choice.info()}
+        )
+    if weight is not None:
+        raise ValueError("weight= is for the kernel (engine='local'); the models are unweighted")
+    result = _pagerank_model(
+        graph, model or "pregel", form, alpha, tol, max_iterations, num_partitions,
+        choice.executor(executor), progress,
+    )  # fmt: skip
+    result.info.update(choice.info())
+    return result
+
+
+def _pagerank_model(
+    graph: GraphInput,
+    model: str,
+    form: str,
+    alpha: float,
+    tol: float,
+    max_iterations: int,
+    num_partitions: int,
+    executor: Executor,
+    progress: Progress,
+) -> ModelResult:
     if model == "pregel":
+        if form not in ("arrays", "vertex"):
+            raise ValueError(f"form must be 'arrays' or 'vertex', got {form!r}")
+        make = pagerank_arrays if form == "arrays" else pagerank_program
         return pregel(
             graph,
-            pagerank_program(alpha, tol, max_iterations),
+            make(alpha, tol, max_iterations),
             num_partitions=num_partitions,
             executor=executor,
             progress=progress,

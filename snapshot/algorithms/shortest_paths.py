@@ -1,10 +1,12 @@
 """Single-source shortest paths (BFS hop distances, or non-negative edge weights) on a
-snapshot, vertex-centric or edge-centric.
+snapshot: a kernel, vertex-centric or edge-centric.
 
 Distances follow edge directions, from ``source``; unreachable vertices get ``None``
-(Pregel) / ``inf`` (scatter/gather) and are left out by :func:`distances`. With
+(kernel, Pregel) / ``inf`` (scatter/gather) and are left out by :func:`distances`. With
 ``weight=None`` every edge counts 1 (BFS); otherwise the edge column ``weight`` is the
-length (it must be non-negative; null counts 1). Both versions are Bellman-Ford style
+length (it must be non-negative; null counts 1). The kernel is
+``scipy.sparse.csgraph`` (breadth-first for hops, Dijkstra for weights); hop distances
+and distances over integer weights are integers. The models are Bellman-Ford style
 relaxations: a vertex whose distance shrank sends ``distance + length`` along its
 out-edges; ``min`` combines.
 
@@ -16,18 +18,63 @@ References: Malewicz et al., *Pregel* (2010), shortest paths example;
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
+from scipy.sparse import csgraph
 
+from snapshot.algorithms.csr import GraphIndex
+from snapshot.algorithms.engine import Engine, choose_engine
 from snapshot.models.pregel import PregelContext, PregelProgram, pregel
-from snapshot.models.result import ModelResult, Progress
+from snapshot.models.pregel_arrays import PregelArrays, VertexBatch, VertexTable
+from snapshot.models.result import ModelResult, Progress, kernel_result
 from snapshot.models.runtime import Executor, GraphInput
 from snapshot.models.scatter_gather import EdgeChunk, VertexBlock, scatter_gather
 
-__all__ = ["PathEdges", "distances", "shortest_paths", "shortest_paths_program"]
+__all__ = [
+    "PathEdges",
+    "distances",
+    "shortest_path_lengths",
+    "shortest_paths",
+    "shortest_paths_arrays",
+    "shortest_paths_program",
+]
+
+
+def shortest_path_lengths(index: GraphIndex, source: Any, weight: str | None) -> pa.Array:
+    """The distance of every vertex from ``source`` in id order, null where unreachable
+    (the kernel). Raises ``ValueError`` if ``source`` is not a vertex of the graph or a
+    weight is negative."""
+    try:
+        wanted = pa.array([source], type=index.ids.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
+        raise ValueError(
+            f"source {source!r} is not a vertex id ({index.ids.type}): {exc}"
+        ) from None
+    found = pc.index_in(wanted, value_set=index.ids)[0].as_py()
+    if found is None:
+        raise ValueError(f"source {source!r} is not a vertex of the graph")
+    integral = True
+    if weight is None:
+        lengths = csgraph.shortest_path(
+            index.adjacency(), directed=True, unweighted=True, indices=found
+        )
+    else:
+        values = index.weights(weight)
+        if (values < 0).any():
+            raise ValueError(f"edge column {weight!r} holds negative lengths")
+        integral = pa.types.is_integer(index.edges[weight].type)
+        # a sparse matrix's explicit zero entries are edges to csgraph: zero lengths stay
+        lengths = csgraph.dijkstra(index.adjacency(values), directed=True, indices=found)
+    reached = np.isfinite(lengths)
+    if integral:
+        hops = np.round(np.where(reached, lengths, 0)).astype(np.int64)
+        return pa.array(hops, mask=~reached)
+    return pa.array(lengths, mask=~reached)
 
 
 def shortest_paths_program(
@@ -57,6 +104,37 @@ def shortest_paths_program(
         output=lambda state: {"distance": state},
         name="shortest paths",
     )
+
+
+def shortest_paths_arrays(source: Any, max_supersteps: int = 10_000) -> PregelArrays:
+    """The hop-distance relaxation in array form (unweighted; ``inf``: not reached)."""
+
+    def init(table: VertexTable) -> dict[str, np.ndarray]:
+        return {"distance": np.full(len(table.ids), np.inf)}
+
+    def compute(batch: VertexBatch) -> dict[str, np.ndarray]:
+        if batch.superstep == 0:
+            best = np.where(batch.ids == source, 0.0, np.inf)
+        else:
+            best = np.where(batch.has_messages, batch.messages, np.inf)
+        shorter = best < batch.state["distance"]
+        distance = np.where(shorter, best, batch.state["distance"])
+        batch.send_to_neighbors(distance + 1.0, where=shorter)
+        batch.vote_to_halt()
+        return {"distance": distance}
+
+    return PregelArrays(
+        compute, init, combiner=np.minimum, max_supersteps=max_supersteps, name="shortest paths"
+    )
+
+
+def _hops(result: ModelResult) -> ModelResult:
+    """Float distances with ``inf`` as integer hops with null (as the kernel's)."""
+    column = result.table["distance"].to_numpy()
+    reached = np.isfinite(column)
+    hops = pa.array(np.where(reached, column, 0).astype(np.int64), mask=~reached)
+    result.table = result.table.set_column(1, "distance", hops)
+    return result
 
 
 @dataclass
@@ -99,24 +177,66 @@ def shortest_paths(
     source: Any,
     *,
     weight: str | None = None,
-    model: Literal["pregel", "scatter_gather"] = "pregel",
+    engine: Engine = "auto",
+    model: Literal["pregel", "scatter_gather"] | None = None,
+    form: Literal["arrays", "vertex"] = "arrays",
     num_partitions: int = 4,
     executor: Executor = "auto",
     progress: Progress = False,
 ) -> ModelResult:
     """Distance from ``source`` to every vertex: columns ``id``, ``distance``.
+    ``engine``, ``model``, ``form``, ``executor``: as for
+    :func:`~snapshot.algorithms.pagerank`; Pregel's array form is unweighted, so with a
+    ``weight`` the per-vertex form runs.
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> graph = (pa.table({"id": [1, 2, 3, 4]}),
     ...          pa.table({"src": [1, 2, 1], "dst": [2, 3, 3], "w": [1.0, 1.0, 5.0]}))
-    >>> distances(shortest_paths(graph, 1, num_partitions=2))
+    >>> distances(shortest_paths(graph, 1))
+    {1: 0, 2: 1, 3: 1}
+    >>> distances(shortest_paths(graph, 1, model="pregel", num_partitions=2))
     {1: 0, 2: 1, 3: 1}
     >>> distances(shortest_paths(graph, 1, weight="w", model="scatter_gather"))
     {1: 0.0, 2: 1.0, 3: 2.0}
     """
+    choice = choose_engine(graph, engine, model=model)
+    if choice.engine == "local":
+        started = time.perf_counter()
+        index = GraphIndex.of(graph)
+        table = index.table(distance=shortest_path_lengths(index, source, weight))
+        return kernel_result(table, started, choice.info())
+    result = _paths_model(
+        graph, source, weight, model or "pregel", form, num_partitions,
+        choice.executor(executor), progress,
+    )  # fmt: skip
+    result.info.update(choice.info())
+    return result
+
+
+def _paths_model(
+    graph: GraphInput,
+    source: Any,
+    weight: str | None,
+    model: str,
+    form: str,
+    num_partitions: int,
+    executor: Executor,
+    progress: Progress,
+) -> ModelResult:
+    if model == "pregel" and form == "arrays" and weight is None:
+        result = pregel(
+            graph,
+            shortest_paths_arrays(source),
+            num_partitions=num_partitions,
+            executor=executor,
+            progress=progress,
+        )
+        return _hops(result)
     if model == "pregel":
+        if form not in ("arrays", "vertex"):
+            raise ValueError(f"form must be 'arrays' or 'vertex', got {form!r}")
         return pregel(
             graph,
             shortest_paths_program(source, weight),

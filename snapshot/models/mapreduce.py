@@ -10,6 +10,13 @@
 * ``reduce(key, values) -> value``: once per key, with every value emitted for it
   (default: the list of values).
 
+The **array form** maps a partition at once: ``map_arrays(vertices, edges) -> (keys,
+values)`` gets the partition's vertex rows and out-edges as Arrow tables (a temporal job:
+``map_temporal_arrays((vertices, edges), (vertices, edges))``, the same partition of both
+snapshots) and returns two numpy arrays; ``reduce`` is then a numpy ufunc (``np.add``,
+``np.minimum``, ``np.maximum``) applied per key as an array reduction, and the pairs travel
+between partitions as ``(keys, values)`` arrays. No Python runs per vertex or per pair.
+
 ``pairs`` is any iterable of ``(key, value)`` (a generator is fine). Pairs are shuffled
 to partition ``key_partition(key)`` in one batch per (sender, receiver) pair, reduced
 there, and the output is sorted by key (keys must be mutually comparable). Map and reduce
@@ -19,15 +26,17 @@ when the previous one ended everywhere (a barrier).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from snapshot.models.partition import GraphPartition, key_partition, vertex_views
+from snapshot.models.partition import GraphPartition, key_partition, partitions_of, vertex_views
 from snapshot.models.result import ModelResult, Progress, progress_reporter
 from snapshot.models.runtime import Executor, GraphInput, start_group
 from snapshot.tables import rows_to_table
@@ -44,6 +53,8 @@ __all__ = [
 
 Pairs = Iterable[tuple[Any, Any]]
 Reduce = Callable[[Any, list[Any]], Any]
+Arrays = tuple[np.ndarray, np.ndarray]
+MapArrays = Callable[[pa.Table, pa.Table], Arrays]
 
 
 @dataclass(repr=False)
@@ -64,12 +75,59 @@ class MapReduceWorker:
 
     def __init__(self, part: GraphPartition) -> None:
         self.index, self.num_parts = part.index, part.num_parts
-        self.views = vertex_views(part)
-        self.second: dict[Any, dict[str, Any]] | None = None
+        self.part = part
+        self.staged: GraphPartition | None = None
+
+    @functools.cached_property
+    def views(self) -> dict[Any, dict[str, Any]]:
+        """The per-vertex views (built only for per-vertex map functions)."""
+        return vertex_views(self.part)
+
+    @functools.cached_property
+    def second(self) -> dict[Any, dict[str, Any]] | None:
+        """The views of the staged partition of a second snapshot, if any."""
+        return None if self.staged is None else vertex_views(self.staged)
 
     def stage(self, part: GraphPartition) -> None:
-        """Keep the views of the same partition of a second snapshot (temporal jobs)."""
-        self.second = vertex_views(part)
+        """Keep the same partition of a second snapshot (temporal jobs)."""
+        self.staged = part
+
+    def _shuffle_arrays(self, keys: np.ndarray, values: np.ndarray) -> tuple[dict, list[Any]]:
+        keys, values = np.asarray(keys), np.asarray(values)
+        if keys.shape != values.shape:
+            raise ValueError(f"map returned {keys.shape} keys but {values.shape} values")
+        parts = partitions_of(keys, self.num_parts)
+        out = [
+            (keys[mine], values[mine]) if (mine := parts == q).any() else None
+            for q in range(self.num_parts)
+        ]
+        return {"emitted": len(keys)}, out
+
+    def map_arrays(self, batches: list[Any], map_arrays: MapArrays) -> Any:
+        """Map the whole partition at once; shuffle the ``(keys, values)`` arrays."""
+        return self._shuffle_arrays(*map_arrays(self.part.vertices, self.part.edges))
+
+    def map_temporal_arrays(self, batches: list[Any], map_temporal: Callable[..., Arrays]) -> Any:
+        """Map the partition of both snapshots at once; shuffle the arrays."""
+        second = self.staged
+        if second is None:
+            raise RuntimeError("a temporal job needs the second snapshot staged")
+        first_tables = (self.part.vertices, self.part.edges)
+        return self._shuffle_arrays(*map_temporal(first_tables, (second.vertices, second.edges)))
+
+    def reduce_arrays(self, batches: list[Any], reduce: np.ufunc) -> Any:
+        """Reduce the arrays received per key with the ufunc ``reduce``; sorted by key."""
+        from snapshot.models.pregel_arrays import combine
+
+        pieces = [b for b in batches if b is not None]
+        if not pieces:
+            return [], [None] * self.num_parts
+        keys, values = combine(
+            np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]), reduce
+        )
+        order = np.argsort(keys, kind="stable")
+        done = list(zip(keys[order].tolist(), values[order].tolist(), strict=True))
+        return done, [None] * self.num_parts
 
     def _shuffle(self, pairs: Iterable[tuple[Any, Any]]) -> tuple[dict[str, Any], list[Any]]:
         out: list[list[tuple[Any, Any]]] = [[] for _ in range(self.num_parts)]
@@ -132,13 +190,14 @@ def _run(
 ) -> MapReduceResult:
     report = progress_reporter(progress, name, len(phases) + 1)
     steps: list[dict[str, Any]] = []
+    reducer = ("reduce_arrays" if isinstance(reduce, np.ufunc) else "reduce", (reduce,))
     try:
         inbox = group.empty_inbox()
-        for method, args in [*phases, ("reduce", (reduce,))]:
+        for method, args in [*phases, reducer]:
             t = time.perf_counter()
             summaries, inbox = group.exchange(method, inbox, *args)
             figures: dict[str, Any] = {"step": len(steps), "phase": method}
-            if method != "reduce":
+            if not method.startswith("reduce"):
                 for key in summaries[0]:
                     figures[key] = sum(s[key] for s in summaries)
             figures["seconds"] = time.perf_counter() - t
@@ -165,13 +224,15 @@ def mapreduce(
     map_vertex: Callable[[dict[str, Any]], Pairs] | None = None,
     map_edge: Callable[[dict[str, Any], dict[str, Any], dict[str, Any] | None], Pairs]
     | None = None,
-    reduce: Reduce | None = None,
+    map_arrays: MapArrays | None = None,
+    reduce: Reduce | np.ufunc | None = None,
     num_partitions: int = 4,
     executor: Executor = "auto",
     progress: Progress = False,
 ) -> MapReduceResult:
     """MapReduce over the vertices (``map_vertex``) or the edges (``map_edge``) of
-    ``graph`` (a snapshot, or ``(vertices, edges)`` tables); output sorted by key.
+    ``graph`` (a snapshot, or ``(vertices, edges)`` tables), or over whole partitions
+    (``map_arrays``, with a ufunc ``reduce``); output sorted by key.
 
     >>> import pyarrow as pa
     >>> graph = (pa.table({"id": [1, 2, 3]}), pa.table({"src": [1, 2, 3], "dst": [2, 1, 1]}))
@@ -184,13 +245,24 @@ def mapreduce(
     ...         yield min(src["id"], dst["id"]), max(src["id"], dst["id"])
     >>> mapreduce(graph, map_edge=mutual, reduce=lambda k, vs: sorted(set(vs))).pairs
     [(1, [2])]
+    >>> def followers(vertices, edges):  # the array form: in-degrees
+    ...     dst = edges["dst"].to_numpy()
+    ...     keys = np.concatenate([vertices["id"].to_numpy(), dst])
+    ...     return keys, np.concatenate([np.zeros(vertices.num_rows, int), np.ones(len(dst), int)])
+    >>> mapreduce(graph, map_arrays=followers, reduce=np.add, num_partitions=2).pairs
+    [(1, 2), (2, 1), (3, 0)]
     """
-    if (map_vertex is None) == (map_edge is None):
-        raise ValueError("give exactly one of map_vertex= and map_edge=")
+    given = [f for f in (map_vertex, map_edge, map_arrays) if f is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one of map_vertex=, map_edge= and map_arrays=")
+    if (map_arrays is not None) != isinstance(reduce, np.ufunc):
+        raise ValueError("map_arrays= goes with a numpy ufunc reduce= (and only it)")
     started = time.perf_counter()
     group = start_group(graph, num_partitions, MapReduceWorker, executor=executor)
     if map_vertex is not None:
         phases = [("map_vertices", (map_vertex,))]
+    elif map_arrays is not None:
+        phases = [("map_arrays", (map_arrays,))]
     else:
         phases = [("ship_edges", ()), ("map_edges", (map_edge,))]
     return _run(group, phases, reduce, num_partitions, progress, started, "mapreduce")
@@ -200,14 +272,18 @@ def temporal_mapreduce(
     first: GraphInput,
     second: GraphInput,
     *,
-    map_temporal: Callable[[Any, dict[str, Any] | None, dict[str, Any] | None], Pairs],
-    reduce: Reduce | None = None,
+    map_temporal: Callable[[Any, dict[str, Any] | None, dict[str, Any] | None], Pairs]
+    | None = None,
+    map_temporal_arrays: Callable[[Any, Any], Arrays] | None = None,
+    reduce: Reduce | np.ufunc | None = None,
     num_partitions: int = 4,
     executor: Executor = "auto",
     progress: Progress = False,
 ) -> MapReduceResult:
     """MapReduce comparing every vertex in two snapshots: ``map_temporal(id, first,
-    second)`` with its two views (``None``: new / removed vertex); output sorted by key.
+    second)`` with its two views (``None``: new / removed vertex), or, in array form,
+    ``map_temporal_arrays(first, second)`` with the same partition of both as ``(vertices,
+    edges)`` tables and a ufunc ``reduce``; output sorted by key.
 
     >>> import pyarrow as pa
     >>> before = (pa.table({"id": [1, 2]}), pa.table({"src": [1], "dst": [2]}))
@@ -216,11 +292,22 @@ def temporal_mapreduce(
     ...     yield ("new" if a is None else "removed" if b is None else "kept"), vid
     >>> temporal_mapreduce(before, after, map_temporal=status, num_partitions=2).pairs
     [('kept', [2]), ('new', [3]), ('removed', [1])]
+    >>> def new_edges(first, second):  # per source, edges gained (array form)
+    ...     return second[1]["src"].to_numpy(), np.ones(second[1].num_rows, int)
+    >>> temporal_mapreduce(before, after, map_temporal_arrays=new_edges, reduce=np.add).pairs
+    [(3, 1)]
     """
+    if (map_temporal is None) == (map_temporal_arrays is None):
+        raise ValueError("give exactly one of map_temporal= and map_temporal_arrays=")
+    if (map_temporal_arrays is not None) != isinstance(reduce, np.ufunc):
+        raise ValueError("map_temporal_arrays= goes with a numpy ufunc reduce= (and only it)")
     started = time.perf_counter()
     group = start_group(first, num_partitions, MapReduceWorker, executor=executor)
     group.reload("stage", second)
-    phases = [("map_temporal", (map_temporal,))]
+    if map_temporal_arrays is not None:
+        phases = [("map_temporal_arrays", (map_temporal_arrays,))]
+    else:
+        phases = [("map_temporal", (map_temporal,))]
     return _run(group, phases, reduce, num_partitions, progress, started, "temporal mapreduce")
 
 

@@ -41,16 +41,41 @@ GraphTables = tuple[pa.Table, pa.Table]
 _VIEW_FIXED = ("id", "type", "clock", "time")
 
 
+def _splitmix64(values: np.ndarray) -> np.ndarray:
+    """:func:`shards.routing.stable_hash` of int64 ids, as array operations (uint64
+    arithmetic wraps exactly as its ``& _MASK`` does).
+
+    >>> ids = np.array([0, 1, -5, 2**62, 123456789], dtype=np.int64)
+    >>> _splitmix64(ids).tolist() == [stable_hash(int(v)) for v in ids]
+    True
+    """
+    with np.errstate(over="ignore"):
+        z = values.astype(np.int64).view(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
 def partitions_of(ids: pa.Array | pa.ChunkedArray | np.ndarray, num_parts: int) -> np.ndarray:
-    """The partition of every id (an ``int64`` numpy array), by the shards' stable hash.
+    """The partition of every id (an ``int64`` numpy array), by the shards' stable hash
+    (integer ids as array operations; other ids one hash per distinct id).
 
     >>> partitions_of(pa.array([1, 2, 1]), 4).tolist() == [partitions_of(pa.array([v]), 4)[0]
     ...     for v in (1, 2, 1)]
     True
+    >>> partitions_of(np.array(["a", "b"], dtype=object), 3).tolist() == [
+    ...     stable_hash("a") % 3, stable_hash("b") % 3]
+    True
     """
-    values = ids.to_pylist() if isinstance(ids, pa.Array | pa.ChunkedArray) else ids.tolist()
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
     if num_parts == 1:
-        return np.zeros(len(values), dtype=np.int64)
+        return np.zeros(len(ids), dtype=np.int64)
+    if isinstance(ids, pa.Array) and pa.types.is_integer(ids.type) and ids.null_count == 0:
+        ids = ids.to_numpy()
+    if isinstance(ids, np.ndarray) and ids.dtype.kind in "iu":
+        return (_splitmix64(ids) % np.uint64(num_parts)).astype(np.int64)
+    values = ids.to_pylist() if isinstance(ids, pa.Array) else ids.tolist()
     cache: dict[Any, int] = {}
     out = np.empty(len(values), dtype=np.int64)
     for i, v in enumerate(values):

@@ -15,9 +15,15 @@ supersteps separated by global barriers. Guarantees:
 * a message to a vertex that does not exist is dropped (and counted in ``dropped``).
 
 The graph is the snapshot's Arrow data, partitioned by the stable hash of the vertex id;
-each partition is one :class:`PregelWorker` (one Ray actor, or an object in this process).
-Messages travel in one batch per (sender, receiver) partition pair per superstep. The live
-graph is never touched. The job can pause at a barrier and shift to a newer snapshot
+each partition is one worker (one Ray actor, or an object in this process):
+:class:`PregelWorker` runs a :class:`PregelProgram` (``compute`` once per vertex), and
+:class:`~snapshot.models.pregel_arrays.PregelArraysWorker` a
+:class:`~snapshot.models.pregel_arrays.PregelArrays` program (``compute`` once per
+partition over arrays). Messages travel in one batch per (sender, receiver) partition pair
+per superstep. Every worker folds the previous superstep's summaries (aggregates, counts)
+itself, so the driver submits ``window`` supersteps at a time and waits once per window
+(a superstep after the job's end finds nothing to do and is not counted). The live graph
+is never touched. A per-vertex job can pause at a barrier and shift to a newer snapshot
 (see :mod:`snapshot.models.shift`).
 """
 
@@ -27,7 +33,7 @@ import operator
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -38,12 +44,16 @@ from snapshot.models.runtime import Executor, GraphInput, start_group
 from snapshot.models.shift import ShiftFunction, vertex_delta
 from snapshot.tables import rows_to_table
 
+if TYPE_CHECKING:
+    from snapshot.models.pregel_arrays import PregelArrays
+
 __all__ = [
     "Aggregator",
     "PregelContext",
     "PregelJob",
     "PregelProgram",
     "PregelWorker",
+    "fold_summaries",
     "pregel",
 ]
 
@@ -95,6 +105,11 @@ class PregelProgram:
     constants: Mapping[str, Any] = field(default_factory=dict)
     output: Callable[[Any], Mapping[str, Any]] | None = None
     name: str = "pregel"
+
+    @property
+    def worker(self) -> type[PregelWorker]:
+        """The partition worker that runs this form."""
+        return PregelWorker
 
 
 class PregelContext:
@@ -211,13 +226,13 @@ class PregelWorker:
         self,
         batches: list[dict[str, Any] | None],
         superstep: int,
-        counts: tuple[int, int],
-        aggregated: Mapping[str, Any],
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Run one superstep on the batches sent to this partition in the previous one;
-        returns a summary and one batch per destination partition."""
+        previous: list[dict[str, Any]],
+    ) -> tuple[dict[str, Any], list[dict[str, Any] | None]]:
+        """Run one superstep on the batches sent to this partition in the previous one
+        (``previous``: every partition's summary of it); returns a summary and one batch
+        per destination partition."""
         program = self.program
-        self.aggregated = dict(aggregated)
+        counts, self.aggregated = fold_summaries(self.aggregators, previous)
         self.partial = {k: a.zero for k, a in self.aggregators.items()}
         inbox: dict[Any, list[Any]] = {}
         combiner = program.combiner
@@ -330,6 +345,15 @@ def _fold(aggregators: Mapping[str, Aggregator], partials: Iterable[Mapping[str,
     return values
 
 
+def fold_summaries(
+    aggregators: Mapping[str, Aggregator], summaries: list[dict[str, Any]]
+) -> tuple[tuple[int, int], dict[str, Any]]:
+    """``((vertices, edges), aggregated values)`` of a superstep from every partition's
+    summary of it, folded in partition order (so every worker gets the same values)."""
+    counts = (sum(s["vertices"] for s in summaries), sum(s["edges"] for s in summaries))
+    return counts, _fold(aggregators, (s["aggregates"] for s in summaries))
+
+
 class PregelJob:
     """A Pregel job over a snapshot, run superstep by superstep; it can pause (after
     ``run(supersteps=k)``), shift to a newer snapshot and resume.
@@ -353,17 +377,24 @@ class PregelJob:
     def __init__(
         self,
         graph: GraphInput,
-        program: PregelProgram,
+        program: PregelProgram | PregelArrays,
         *,
         num_partitions: int = 4,
         executor: Executor = "auto",
         progress: Progress = False,
+        window: int = 8,
     ) -> None:
+        if window < 1:
+            raise ValueError(f"window must be at least 1, got {window}")
         self.program = program
         self.num_partitions = num_partitions
         self.progress = progress
+        self.window = window
         started = time.perf_counter()
-        self.group = start_group(graph, num_partitions, PregelWorker, program, executor=executor)
+        direction = "both" if getattr(program, "undirected", False) else "out"
+        self.group = start_group(
+            graph, num_partitions, program.worker, program, executor=executor, direction=direction
+        )
         self.setup_seconds = time.perf_counter() - started
         self.steps: list[dict[str, Any]] = []
         self._restart()
@@ -376,6 +407,10 @@ class PregelJob:
         self.aggregated = _fold(self.program.aggregators, [])
         counts = self.group.call("counts")
         self.counts = (sum(c[0] for c in counts), sum(c[1] for c in counts))
+        # what superstep 0 reads as "the previous superstep": the counts, no aggregates
+        self.previous: list[Any] = [
+            {"vertices": self.counts[0], "edges": self.counts[1], "aggregates": {}}
+        ]
 
     def __enter__(self) -> PregelJob:
         return self
@@ -398,8 +433,7 @@ class PregelJob:
         try:
             ran = 0
             while not self.finished and ran < budget:
-                self._step(report)
-                ran += 1
+                ran += self._window(min(self.window, budget - ran), report)
         finally:
             report.close()
         table = _sorted(pa.concat_tables(self.group.call("results"), promote_options="permissive"))
@@ -417,31 +451,51 @@ class PregelJob:
             },
         )
 
-    def _step(self, report: Any) -> None:
+    def _window(self, size: int, report: Any) -> int:
+        """Submit up to ``size`` supersteps at once (each reads the previous one's
+        summaries in the workers), then wait for them; returns the supersteps counted."""
         t = time.perf_counter()
-        summaries, self.inbox = self.group.exchange(
-            "superstep", self.inbox, self.superstep, self.counts, self.aggregated
-        )
-        self.aggregated = _fold(self.program.aggregators, (s["aggregates"] for s in summaries))
-        self.counts = (sum(s["vertices"] for s in summaries), sum(s["edges"] for s in summaries))
-        figures = {
-            "step": len(self.steps),
-            "superstep": self.superstep,
-            "active": sum(s["active"] for s in summaries),
-            "messages": sum(s["sent"] for s in summaries),
-            "dropped": sum(s["dropped"] for s in summaries),
-            "seconds": time.perf_counter() - t,
-        }
-        self.steps.append(figures)
-        report(figures)
-        self.superstep += 1
-        nothing_pending = figures["active"] == 0 and figures["messages"] == 0
-        self.finished = nothing_pending or self.superstep >= self.program.max_supersteps
+        size = min(size, self.program.max_supersteps - self.superstep)
+        handles = []
+        for k in range(size):
+            summaries, self.inbox = self.group.submit(
+                "superstep", self.inbox, self.superstep + k, shared=self.previous
+            )
+            self.previous = summaries
+            handles.append(summaries)
+        resolved = self.group.gather(handles)
+        seconds = (time.perf_counter() - t) / size
+        ran = 0
+        for summaries in resolved:
+            self.aggregated = _fold(self.program.aggregators, (s["aggregates"] for s in summaries))
+            self.counts = (
+                sum(s["vertices"] for s in summaries),
+                sum(s["edges"] for s in summaries),
+            )
+            figures = {
+                "step": len(self.steps),
+                "superstep": self.superstep,
+                "active": sum(s["active"] for s in summaries),
+                "messages": sum(s["sent"] for s in summaries),
+                "dropped": sum(s["dropped"] for s in summaries),
+                "seconds": seconds,
+            }
+            self.steps.append(figures)
+            report(figures)
+            self.superstep += 1
+            ran += 1
+            nothing_pending = figures["active"] == 0 and figures["messages"] == 0
+            self.finished = nothing_pending or self.superstep >= self.program.max_supersteps
+            if self.finished:
+                break  # the supersteps after the end found nothing to do
+        return ran
 
     def shift(self, graph: GraphInput, shift: ShiftFunction) -> None:
         """Pause here (a barrier) and move the job to ``graph``, a newer snapshot: every
         vertex of it gets ``shift(result, delta)`` as its state (:mod:`shift`); pending
         messages are dropped and the next :meth:`run` starts again at superstep 0."""
+        if not isinstance(self.program, PregelProgram):
+            raise TypeError("pause/shift/resume needs the per-vertex form (PregelProgram)")
         started = time.perf_counter()
         self.group.reload("stage", graph)
         counts = (self.counts[0], sum(self.group.call("staged_count")))
@@ -458,16 +512,23 @@ def _sorted(table: pa.Table) -> pa.Table:
 
 def pregel(
     graph: GraphInput,
-    program: PregelProgram,
+    program: PregelProgram | PregelArrays,
     *,
     num_partitions: int = 4,
     executor: Executor = "auto",
     progress: Progress = False,
+    window: int = 8,
 ) -> ModelResult:
-    """Run ``program`` on ``graph`` (a :class:`~snapshot.Snapshot`, or ``(vertices,
-    edges)`` Arrow tables) to its end; one row per vertex (``id`` + output columns),
-    ``info["supersteps"]`` supersteps run."""
+    """Run ``program`` (per-vertex or array form) on ``graph`` (a
+    :class:`~snapshot.Snapshot`, or ``(vertices, edges)`` Arrow tables) to its end; one
+    row per vertex (``id`` + output columns), ``info["supersteps"]`` supersteps run.
+    ``window``: supersteps submitted before the driver waits for them."""
     with PregelJob(
-        graph, program, num_partitions=num_partitions, executor=executor, progress=progress
+        graph,
+        program,
+        num_partitions=num_partitions,
+        executor=executor,
+        progress=progress,
+        window=window,
     ) as job:
         return job.run()

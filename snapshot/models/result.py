@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pyarrow.parquet as pq
 import shards.progress as shards_progress
 from shards.progress import Reporter
 
-__all__ = ["ModelResult", "Progress", "progress_reporter"]
+__all__ = ["ModelResult", "Progress", "kernel_result", "progress_reporter"]
 
 Progress = shards_progress.Progress
 """``False``: quiet; ``True``: a rich progress bar; a callable: called with a dict of
@@ -35,9 +36,10 @@ class ModelResult:
     info: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
+        engine = f", engine {self.info['engine']}" if "engine" in self.info else ""
         return (
             f"ModelResult({self.model}: {self.table.num_rows:,} rows, {len(self.steps)} steps, "
-            f"{self.num_partitions} partitions, {self.seconds:.2f} s)"
+            f"{self.num_partitions} partitions, {self.seconds:.2f} s{engine})"
         )
 
     def to_pandas(self) -> Any:
@@ -62,6 +64,12 @@ class ModelResult:
         out.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(self.table, out)
         return out
+
+
+def kernel_result(table: pa.Table, started: float, info: dict[str, Any]) -> ModelResult:
+    """The result of a vectorized kernel (model ``"kernel"``, one partition: this
+    process) that started at ``time.perf_counter()`` value ``started``."""
+    return ModelResult(table, "kernel", 1, time.perf_counter() - started, [], info)
 
 
 def _figures_text(figures: dict[str, Any]) -> str:

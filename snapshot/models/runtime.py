@@ -10,7 +10,11 @@ driver calls on every partition at once, between barriers. Two kinds of call:
   the next inbox of their destination. On Ray, a worker's batches are separate return
   objects of its actor call and are handed to the destination actors as object refs, so
   they go through the object store, one object per (sender, receiver) pair, and never
-  through the driver.
+  through the driver;
+* :meth:`PartitionGroup.submit` -- an exchange the driver does not wait for: it returns
+  handles of the summaries, which the next submit can hand to every worker (``shared``:
+  on Ray, object refs resolved by the actors), and :meth:`PartitionGroup.gather` waits
+  for several at once. Iterative models use it to run several steps per driver round trip.
 
 :class:`LocalGroup` does the same in this process (for tests, doctests and small graphs);
 :class:`RayGroup` runs one actor per partition (``num_cpus=0`` by default, so ``P`` may
@@ -57,6 +61,18 @@ class PartitionGroup(Protocol):
         """Run ``worker.method(batches, *args) -> (summary, [batch for each partition])``
         on every partition, where ``batches`` are the batches sent to it (``inbox[p]``).
         Returns the summaries and the next inbox (opaque: pass it to the next exchange)."""
+        ...
+
+    def submit(
+        self, method: str, inbox: list[Any], *args: Any, shared: list[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """Like :meth:`exchange` with ``shared`` (values or handles of a previous submit)
+        resolved and passed to every worker as its last argument, without waiting:
+        returns handles of the summaries and the next inbox."""
+        ...
+
+    def gather(self, handles: list[list[Any]]) -> list[list[Any]]:
+        """The summaries behind the handles of several submits."""
         ...
 
     def empty_inbox(self) -> list[Any]:
@@ -107,6 +123,14 @@ class LocalGroup:
         nxt = [[outboxes[p][q] for p in range(self.num_parts)] for q in range(self.num_parts)]
         return summaries, nxt
 
+    def submit(
+        self, method: str, inbox: list[Any], *args: Any, shared: list[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        return self.exchange(method, inbox, *args, list(shared))
+
+    def gather(self, handles: list[list[Any]]) -> list[list[Any]]:
+        return handles
+
     def empty_inbox(self) -> list[Any]:
         return [[] for _ in range(self.num_parts)]
 
@@ -152,6 +176,15 @@ class _PartitionActor:
 
     def exchange(self, method: str, args: tuple[Any, ...], *batches: Any) -> tuple[Any, ...]:
         summary, out = getattr(self.worker, method)(list(batches), *args)
+        return (summary, *out)
+
+    def exchange_shared(
+        self, method: str, args: tuple[Any, ...], num_batches: int, *values: Any
+    ) -> tuple[Any, ...]:
+        """An exchange whose last argument is ``values[num_batches:]`` (object refs
+        resolved by Ray: they are top-level arguments)."""
+        batches, shared = list(values[:num_batches]), list(values[num_batches:])
+        summary, out = getattr(self.worker, method)(batches, *args, shared)
         return (summary, *out)
 
     def reload(
@@ -253,6 +286,23 @@ class RayGroup:
         ]
         summaries = self._ray.get([r[0] for r in results])  # the barrier
         return summaries, [[results[p][q + 1] for p in range(n)] for q in range(n)]
+
+    def submit(
+        self, method: str, inbox: list[Any], *args: Any, shared: list[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        n = self.num_parts
+        results = [
+            actor.exchange_shared.options(num_returns=n + 1).remote(
+                method, args, len(batches), *batches, *shared
+            )
+            for actor, batches in zip(self.actors, inbox, strict=True)
+        ]
+        return [r[0] for r in results], [[results[p][q + 1] for p in range(n)] for q in range(n)]
+
+    def gather(self, handles: list[list[Any]]) -> list[list[Any]]:
+        flat = self._ray.get([h for step in handles for h in step])
+        n = self.num_parts
+        return [flat[k * n : (k + 1) * n] for k in range(len(handles))]
 
     def empty_inbox(self) -> list[Any]:
         return [[] for _ in range(self.num_parts)]

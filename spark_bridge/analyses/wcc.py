@@ -1,13 +1,21 @@
-"""Weakly connected components with Spark DataFrame operations."""
+"""Weakly connected components with Spark DataFrame operations.
+
+Costs as for :mod:`.pagerank`: the links (both directions of every edge, and every vertex
+to itself) are partitioned by target and cached once; an iteration joins them with the
+label table broadcast (while small) and takes the minimum by target, with no shuffle
+planned; every ``check_every`` iterations the labels are checkpointed locally and the job
+that materialises them also counts the labels that changed.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_bridge.analyses._graph import graph_frames
+from spark_bridge.analyses._graph import edge_rows, graph_frames, partitions_for, small
 
 __all__ = ["weakly_connected_components"]
 
@@ -23,8 +31,8 @@ def weakly_connected_components(
 
     Min-label propagation: every vertex takes the smallest label among itself and its
     neighbours until no label changes, so it needs about as many iterations as the
-    longest shortest path; ``check_every`` iterations are planned into one Spark job
-    between checks. Raises ``RuntimeError`` if labels still change after ``max_iter``.
+    longest shortest path; ``check_every`` iterations run between checks. Raises
+    ``RuntimeError`` if labels still change after ``max_iter``.
 
     Examples
     --------
@@ -35,39 +43,45 @@ def weakly_connected_components(
     [(1, 1), (2, 1), (3, 3), (4, 3), (5, 5)]
     """
     vertices, edges = graph_frames(spark, graph)
-    # who hears whom: both directions of every edge, and every vertex itself, so one join
-    # per iteration reads the labels once (a second reference doubles Spark's plan)
+    vertices = vertices.localCheckpoint()
+    n = vertices.count()
+    # who hears whom: both directions of every edge, and every vertex itself (flagged own,
+    # so the minimum by target also carries the vertex's previous label)
     links = (
         edges.select(F.col("src").alias("a"), F.col("dst").alias("b"))
         .union(edges.select(F.col("dst").alias("a"), F.col("src").alias("b")))
-        .union(vertices.select(F.col("vertex").alias("a"), F.col("vertex").alias("b")))
         .distinct()
-        .localCheckpoint()
+        .select("a", "b", F.lit(False).alias("own"))
+        .union(vertices.select(F.col("vertex").alias("a"), F.col("vertex").alias("b"), F.lit(True)))
     )
-    labels = vertices.select("vertex", F.col("vertex").alias("component")).localCheckpoint()
+    parts = partitions_for(spark, n + 2 * edge_rows(graph, edges))
+    links = links.repartition(parts, "b").persist(StorageLevel.MEMORY_AND_DISK)
+    links.count()  # cached once, used by every iteration
+    labels = vertices.select("vertex", F.col("vertex").alias("component"))
     done = 0
-    while True:
-        block = min(check_every, max_iter - done)
-        if block <= 0:
-            raise RuntimeError(f"components still changing after {max_iter} iterations")
-        previous = labels
-        for _ in range(block):
-            labels = _step(labels, links)
-        labels = labels.localCheckpoint()
-        done += block
-        changed = (
-            labels.join(previous.withColumnRenamed("component", "before"), "vertex")
-            .where(F.col("component") != F.col("before"))
-            .limit(1)
-            .count()
-        )
-        if not changed:
-            return labels
+    try:
+        while True:
+            block = min(check_every, max_iter - done)
+            if block <= 0:
+                raise RuntimeError(f"components still changing after {max_iter} iterations")
+            for _ in range(block):
+                labels = _step(labels, links, n)
+            labels = labels.localCheckpoint(eager=False)
+            done += block
+            changed = labels.where(F.col("component") != F.col("before")).count()
+            if not changed:
+                return labels.select("vertex", "component")
+    finally:
+        links.unpersist()
 
 
-def _step(labels: DataFrame, links: DataFrame) -> DataFrame:
+def _step(labels: DataFrame, links: DataFrame, n: int) -> DataFrame:
+    heard = small(labels.select(F.col("vertex").alias("a"), "component"), n)
     return (
-        links.join(labels.withColumnRenamed("vertex", "a"), "a")
+        links.join(heard, "a")
         .groupBy(F.col("b").alias("vertex"))
-        .agg(F.min("component").alias("component"))
+        .agg(
+            F.min("component").alias("component"),
+            F.max(F.when(F.col("own"), F.col("component"))).alias("before"),
+        )
     )

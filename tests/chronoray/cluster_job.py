@@ -70,7 +70,7 @@ def placement(logs: str, spark: bool) -> dict[str, Any]:
             free = {n: r.get("CPU", 0.0) for n, r in state.available_resources_per_node().items()}
             total = {n["NodeID"]: n["Resources"]["CPU"] for n in ray.nodes() if n["Alive"]}
             result["executor_nodes"] = [n for n, cpus in free.items() if cpus <= total[n] - 2]
-            result["wcc_vertices"] = g.analyze("wcc", at=at).info["vertices"]
+            result["wcc_vertices"] = g.analyze("wcc", at=at, engine="spark").info["vertices"]
         result |= {
             "shard_nodes": shard_nodes,
             "manifest_nodes": g.manifest.shard_nodes,

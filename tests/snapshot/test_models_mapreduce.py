@@ -22,10 +22,10 @@ from snapshot.models.mapreduce import mapreduce, temporal_mapreduce, temporal_se
 @pytest.mark.parametrize("parts", [1, 4])
 def test_vertex_and_edge_mapreduce(parts):
     graph, g = tables("bitcoin"), nx_graph("bitcoin")
-    degrees = in_degrees(graph, num_partitions=parts)
+    degrees = in_degrees(graph, engine="ray", executor="local", num_partitions=parts)
     assert degrees.pairs == sorted(g.in_degree)
     assert degrees.table.column_names == ["key", "value"]
-    histogram = follower_histogram(graph, num_partitions=parts)
+    histogram = follower_histogram(graph, engine="ray", executor="local", num_partitions=parts)
     assert histogram.as_dict() == dict(sorted(Counter(d for _, d in g.in_degree).items()))
 
     def reciprocal(src, edge, dst):  # an edge whose reverse exists, seen from both views
@@ -78,7 +78,9 @@ def test_temporal_mapreduce_new_removed_changed(parts):
     grew = active & set(g1)  # sent (out-edge counts) or received a message in (t1, t2]
     assert set(result["changed"]) == grew
 
-    followers = new_followers(first, second, num_partitions=parts).as_dict()
+    followers = new_followers(
+        first, second, engine="ray", executor="local", num_partitions=parts
+    ).as_dict()
     expected: dict = {}
     for u, v in g2.edges:
         if not g1.has_edge(u, v):
@@ -112,3 +114,35 @@ def test_temporal_series_compares_consecutive_snapshots():
         ga, gb = nx_graph("college", t_a), nx_graph("college", t_b)
         expected = sum(1 for v in gb if v not in ga or gb.out_degree(v) > ga.out_degree(v))
         assert result.pairs == [("grew", expected)]
+
+
+def test_array_forms_equal_the_per_vertex_forms():
+    import numpy as np
+
+    graph = tables("bitcoin")
+
+    def followers(vertices, edges):
+        dst = edges["dst"].to_numpy()
+        zeros = np.zeros(vertices.num_rows, dtype=np.int64)
+        return np.concatenate([vertices["id"].to_numpy(), dst]), np.r_[zeros, np.ones(len(dst))]
+
+    arrays = mapreduce(graph, map_arrays=followers, reduce=np.add, num_partitions=3)
+    per_vertex = in_degrees(graph, engine="ray", executor="local", num_partitions=3)
+    assert arrays.pairs == per_vertex.pairs
+
+    t1 = times("bitcoin")[len(times("bitcoin")) // 2]
+    first = tables("bitcoin", t1)
+
+    def gained(a, b):  # out-edges gained per source, counted as arrays
+        return b[1]["src"].to_numpy(), np.ones(b[1].num_rows, dtype=np.int64)
+
+    def gained_views(vid, a, b):
+        yield vid, len(b["out_edges"]) if b is not None else 0
+
+    got = temporal_mapreduce(
+        first, graph, map_temporal_arrays=gained, reduce=np.add, num_partitions=2
+    ).as_dict()
+    want = temporal_mapreduce(first, graph, map_temporal=gained_views, num_partitions=2)
+    assert got == {k: sum(v) for k, v in want.as_dict().items() if sum(v)}
+    with pytest.raises(ValueError, match="ufunc"):
+        mapreduce(graph, map_arrays=followers, reduce=lambda k, vs: vs)

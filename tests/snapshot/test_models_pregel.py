@@ -110,17 +110,21 @@ def test_topology_changes_take_effect_next_superstep():
 @pytest.mark.parametrize("dataset", DATASETS)
 @pytest.mark.parametrize("parts", [1, 4])
 def test_pagerank_components_bfs_equal_networkx(dataset, parts):
+    """Both program forms: per-vertex with 1 partition, arrays with 4."""
+    form = "vertex" if parts == 1 else "arrays"
     graph, oracle = tables(dataset), nx_graph(dataset)
     ranks, expected = pregel_pagerank(dataset, parts), nx_pagerank(dataset)
     assert ranks.keys() == expected.keys()
     assert max(abs(ranks[v] - expected[v]) for v in expected) < 1e-6
     assert abs(sum(ranks.values()) - 1) < 1e-9
 
-    components = component_sets(connected_components(graph, num_partitions=parts))
+    components = component_sets(
+        connected_components(graph, model="pregel", form=form, num_partitions=parts)
+    )
     assert components == sorted(sorted(c) for c in nx.weakly_connected_components(oracle))
 
     source = max(oracle.out_degree, key=lambda pair: pair[1])[0]
-    hops = distances(shortest_paths(graph, source, num_partitions=parts))
+    hops = distances(shortest_paths(graph, source, model="pregel", form=form, num_partitions=parts))
     assert hops == nx.single_source_shortest_path_length(oracle, source)
 
 
@@ -129,7 +133,7 @@ def test_weighted_shortest_paths_equal_dijkstra():
     weighted = nx.DiGraph()
     edges = graph[1].select(["src", "dst", "count"]).to_pylist()
     weighted.add_weighted_edges_from((e["src"], e["dst"], e["count"]) for e in edges)
-    got = distances(shortest_paths(graph, 9, weight="count", num_partitions=4))
+    got = distances(shortest_paths(graph, 9, weight="count", model="pregel", num_partitions=4))
     assert got == nx.single_source_dijkstra_path_length(weighted, 9)
 
 
@@ -141,7 +145,7 @@ def test_pause_without_shift_resumes_where_it_stopped(tmp_path):
         paused = job.run(supersteps=5)
         assert not paused.info["finished"] and paused.info["supersteps"] == 5
         done = job.run()
-    fresh = pagerank(graph, num_partitions=2)
+    fresh = pagerank(graph, model="pregel", form="vertex", num_partitions=2)
     assert done.info["supersteps"] == fresh.info["supersteps"]
     assert done.to_dict("rank") == fresh.to_dict("rank")
     path = done.save_parquet(tmp_path / "ranks.parquet")
@@ -156,6 +160,90 @@ def test_clustering_equals_networkx_on_the_undirected_simple_graph(parts):
     undirected = nx.Graph(nx_graph("college"))
     undirected.remove_edges_from(nx.selfloop_edges(undirected))
     expected = nx.clustering(undirected)
-    got = clustering(tables("college"), num_partitions=parts).to_dict("clustering")
+    got = clustering(tables("college"), model="pregel", num_partitions=parts).to_dict("clustering")
     assert got.keys() == expected.keys()
     assert max(abs(got[v] - expected[v]) for v in expected) < 1e-12
+
+
+def test_array_form_supersteps_messages_and_aggregates():
+    """The array form keeps Pregel's guarantees: messages arrive in the next superstep
+    (grouped by vertex without a combiner), halted vertices wake on a message,
+    aggregates of a superstep are read in the next, unknown targets are dropped."""
+    import numpy as np
+
+    from snapshot.models import PregelArrays
+
+    seen: list[tuple[int, list, list]] = []
+
+    def compute(batch):
+        ends = np.cumsum(batch.message_counts)
+        got = [
+            sorted(batch.message_values[e - c : e].tolist())
+            for c, e in zip(batch.message_counts, ends, strict=True)
+        ]
+        seen.append((batch.superstep, batch.ids.tolist(), got))
+        if batch.superstep == 0:
+            first = batch.ids == 1
+            batch.send_to_neighbors(np.full(len(batch), 10), where=first)
+            if first.any():
+                batch.send(np.array([42]), np.array([7]))  # nobody: dropped
+            batch.aggregate("total", batch.ids)
+        else:
+            assert batch.aggregated("total") == (10 if batch.superstep == 1 else 0)
+            batch.send_to_neighbors(batch.message_counts + 10, where=batch.message_counts > 0)
+        batch.vote_to_halt()
+        return {"heard": batch.state["heard"] + batch.message_counts}
+
+    program = PregelArrays(
+        compute,
+        init=lambda table: {"heard": np.zeros(len(table.ids), dtype=np.int64)},
+        aggregators={"total": Aggregator.sum()},
+    )
+    for parts in (1, 3):
+        seen.clear()
+        result = pregel(CHAIN, program, num_partitions=parts, window=3)
+        later = sorted(
+            (step, vid, msgs)
+            for step, ids, got in seen
+            if step > 0
+            for vid, msgs in zip(ids, got, strict=True)
+        )
+        assert later == [(1, 2, [10]), (2, 3, [11]), (3, 4, [11])]
+        assert result.to_dict() == {1: 0, 2: 1, 3: 1, 4: 1}
+        assert result.info["supersteps"] == 4 and result.info["finished"]
+        assert [s["messages"] for s in result.steps] == [2, 1, 1, 0]
+        assert result.steps[1]["dropped"] == 1
+
+
+def test_both_program_forms_agree():
+    graph = tables("college")
+    arrays = pagerank(graph, model="pregel", num_partitions=3)
+    vertex = pagerank(graph, model="pregel", form="vertex", num_partitions=3)
+    assert arrays.info["supersteps"] == vertex.info["supersteps"]
+    assert [s["messages"] for s in arrays.steps] == [s["messages"] for s in vertex.steps]
+    a, v = arrays.to_dict("rank"), vertex.to_dict("rank")
+    assert a.keys() == v.keys() and max(abs(a[k] - v[k]) for k in v) < 1e-12
+
+
+def test_array_form_sends_to_any_vertex_combined():
+    import numpy as np
+
+    from snapshot.models import PregelArrays
+
+    star = (pa.table({"id": [0, 1, 2, 3, 4]}), pa.table({"src": [1], "dst": [2]}))
+
+    def compute(batch):
+        if batch.superstep == 0:
+            batch.send(np.zeros(len(batch), dtype=np.int64), batch.ids * 10)  # all to 0
+            return {"got": batch.state["got"]}
+        batch.vote_to_halt()
+        return {"got": np.where(batch.has_messages, batch.messages, -1)}
+
+    for combiner, expected in ((np.add, 100), (np.maximum, 40)):
+        program = PregelArrays(
+            compute,
+            init=lambda t: {"got": np.zeros(len(t.ids), dtype=np.int64)},
+            combiner=combiner,
+        )
+        for parts in (1, 3):
+            assert pregel(star, program, num_partitions=parts).to_dict()[0] == expected

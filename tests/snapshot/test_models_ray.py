@@ -50,28 +50,28 @@ def _close(ranks, expected, tol):
 def test_pregel_and_scatter_gather_on_a_snapshot(snapshots, parts):
     _, _, now = snapshots
     oracle, expected = nx_graph("college"), nx_pagerank("college")
-    vertex = pagerank(now, num_partitions=parts)
+    vertex = pagerank(now, model="pregel", num_partitions=parts)
     edge = pagerank(now, model="scatter_gather", num_partitions=parts)
     assert _close(vertex.to_dict("rank"), expected, 1e-6)
     assert _close(edge.to_dict("rank"), vertex.to_dict("rank"), 1e-9)
     assert vertex.num_partitions == parts and len(vertex.steps) == vertex.info["supersteps"]
     truth = sorted(sorted(c) for c in nx.weakly_connected_components(oracle))
-    assert component_sets(connected_components(now, num_partitions=parts)) == truth
+    assert component_sets(connected_components(now, model="pregel", num_partitions=parts)) == truth
     labels = connected_components(now, model="scatter_gather", num_partitions=parts)
     assert [[int(v) for v in c] for c in component_sets(labels)] == truth
     hops = nx.single_source_shortest_path_length(oracle, 9)
-    assert distances(shortest_paths(now, 9, num_partitions=parts)) == hops
+    assert distances(shortest_paths(now, 9, model="pregel", num_partitions=parts)) == hops
 
 
 def test_mapreduce_temporal_replay_and_shift_on_ray(graph, snapshots):
     t1, before, now = snapshots
     g1, g2 = nx_graph("college", t1), nx_graph("college")
-    histogram = follower_histogram(now, num_partitions=4).as_dict()
+    histogram = follower_histogram(now, engine="ray", num_partitions=4).as_dict()
     counts: dict = {}
     for _, d in g2.in_degree:
         counts[d] = counts.get(d, 0) + 1
     assert histogram == dict(sorted(counts.items()))
-    followers = new_followers(before, now, num_partitions=4).as_dict()
+    followers = new_followers(before, now, engine="ray", num_partitions=4).as_dict()
     expected: dict = {}
     for u, v in g2.edges:
         if not g1.has_edge(u, v):
@@ -82,7 +82,7 @@ def test_mapreduce_temporal_replay_and_shift_on_ray(graph, snapshots):
     known = {v: len(graph.vertex_state(v, at=t1)["in_edges"]) for v in (9, 1025)}
     assert most == known and known[9] > 0  # they only grow in CollegeMsg
 
-    fresh = pagerank(now, num_partitions=4)
+    fresh = pagerank(now, model="pregel", num_partitions=4)
     with pagerank_job(before, num_partitions=4) as job:
         job.run(supersteps=30)
         job.shift(now, pagerank_shift)
@@ -92,7 +92,22 @@ def test_mapreduce_temporal_replay_and_shift_on_ray(graph, snapshots):
 
 
 def test_tables_on_ray_bitcoin(ray_session, tmp_path):
-    ranks = pagerank(tables("bitcoin"), num_partitions=4, executor="ray")
+    ranks = pagerank(tables("bitcoin"), engine="ray", num_partitions=4)
     assert _close(ranks.to_dict("rank"), nx_pagerank("bitcoin"), 1e-6)
     path = ranks.save_parquet(tmp_path / "ranks.parquet")
     assert path.exists()
+
+
+def test_analyze_on_the_ray_models(snapshots):
+    """``analyze``'s Ray engine: the array-form models, the columns of every engine."""
+    from chronoray.analysis import run_analysis
+
+    _, _, now = snapshots
+    ranks = run_analysis(None, "pagerank", now, engine="ray")
+    assert ranks.engine == "ray" and list(ranks.to_pandas().columns) == ["vertex", "pagerank"]
+    got = dict(zip(ranks.to_pandas()["vertex"], ranks.to_pandas()["pagerank"], strict=True))
+    assert _close(got, nx_pagerank("college"), 1e-6)
+    components = run_analysis(None, "wcc", now, engine="ray")
+    assert components.info["components"] == nx.number_weakly_connected_components(
+        nx_graph("college")
+    )

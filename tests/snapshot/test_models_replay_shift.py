@@ -60,7 +60,7 @@ def test_pause_shift_resume_pagerank_equals_a_fresh_run(parts, record_property):
     ts = times("college")
     t1 = ts[int(len(ts) * 0.97)]
     s1, s2 = tables("college", t1), tables("college")
-    fresh = pagerank(s2, num_partitions=parts)
+    fresh = pagerank(s2, model="pregel", num_partitions=parts)
     with pagerank_job(s1, num_partitions=parts) as job:
         paused = job.run(supersteps=30)
         assert not paused.info["finished"]

@@ -59,9 +59,13 @@ def _assert_ranks_close(got: dict, expected: dict) -> None:
     assert abs(sum(got.values()) - 1.0) < 1e-9
 
 
-def test_pagerank_equals_networkx_through_analyze(college_graph, college, tmp_path):
+@pytest.mark.parametrize("engine", ["spark", "auto"])
+def test_pagerank_equals_networkx_through_analyze(college_graph, college, tmp_path, engine):
     t = COLLEGE_TIMES[1]
-    result = college_graph.analyze("pagerank", at=t, tol=1e-8)  # the driver API
+    result = college_graph.analyze("pagerank", at=t, tol=1e-8, engine=engine)  # the driver API
+    # a snapshot this small runs on the kernel unless Spark is asked for, and says why
+    assert result.engine == ("spark" if engine == "spark" else "local")
+    assert ("asked for" if engine == "spark" else "edges <=") in result.info["engine_reason"]
     got = dict(zip(result.to_pandas()["vertex"], result.to_pandas()["pagerank"], strict=True))
     expected = nx.pagerank(oracle_graph(college, t), tol=1e-12, max_iter=1000)
     _assert_ranks_close(got, expected)
@@ -130,6 +134,7 @@ def test_components_degrees_triangles_equal_networkx(
 def test_activity_per_bucket_equals_the_file(college_graph, college, spark):
     t0, t1 = 1082040961.0, 1084000000.0  # first line .. some weeks in
     result = college_graph.analyze("activity", window=(t0, t1), buckets=4)
+    assert result.engine == "local"  # the kernel; Spark's activity must say the same
     rows = result.to_pandas()
     edges = [ts for (ts, _) in sum(college.values(), []) if ts <= t1]
     cuts = [t0 + (t1 - t0) * i / 4 for i in range(4)] + [t1]
@@ -162,6 +167,7 @@ def test_cli_analyze_wcc_writes_parquet_and_picture(ray_session, spark, college,
     graph = oracle_graph(college, t)
     largest = max(nx.weakly_connected_components(graph), key=len)
     assert str(len(largest)) in result.output  # the top table: the largest component's size
+    assert "engine local:" in result.output  # chosen by size, and said
     assert len(saved) == graph.number_of_nodes() and (out / "wcc.png").stat().st_size > 0
 
 
@@ -179,7 +185,7 @@ def test_cli_output_has_no_spark_or_ray_log_lines(ray_session, tmp_path):
     with cr.GraphCluster(num_shards=2, log_dir=str(log_dir)) as g:
         g.ingest(cr.SnapEdgeSource(small))
     driver_log = tmp_path / "driver.log"
-    command = [sys.executable, "-m", "chronoray.cli", "analyze", "degrees"]
+    command = [sys.executable, "-m", "chronoray.cli", "analyze", "degrees", "--engine", "spark"]
     command += ["--log-dir", str(log_dir), "--out", str(tmp_path / "out")]
     env = {**os.environ, "CHRONORAY_DRIVER_LOG": str(driver_log)}
     env.pop("RAY_ADDRESS", None)
