@@ -82,6 +82,7 @@ from ephemeral.live import (
 from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
 from shards.core import VertexNotFound, source_channel
 from shards.progress import Progress
+from shards.protocol import ShardStats
 from shards.routing import shard_of
 from shards.watermark import LatePolicy
 from shards.worker import ACTOR_ERRORS
@@ -114,13 +115,13 @@ __all__ = [
 
 @dataclass
 class GraphStats:
-    """Vertex and edge totals, per-shard counters, and per source name what its last
-    ingestion read and its event-time counters (``out_of_order``, ``max_lateness``,
-    ``late_rejected``, ``late_applied``)."""
+    """Vertex and edge totals, per-shard counters (:class:`~shards.protocol.ShardStats`),
+    and per source name what its last ingestion read and its event-time counters
+    (``out_of_order``, ``max_lateness``, ``late_rejected``, ``late_applied``)."""
 
     vertices: int
     edges: int
-    shards: list[dict[str, Any]] = field(default_factory=list)
+    shards: list[ShardStats] = field(default_factory=list)
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -128,7 +129,7 @@ class GraphStats:
         return {
             "vertices": self.vertices,
             "edges": self.edges,
-            "shards": self.shards,
+            "shards": [s.as_dict() for s in self.shards],
             "sources": self.sources,
         }
 
@@ -170,6 +171,9 @@ class GraphStatus:
             "sources": self.sources,
             "problems": self.describe(),
         }
+
+
+_IDLE_POLL = 1.0  # seconds a shard waits for quiet before it answers anyway
 
 
 def _recorded(manifest: Manifest, overrides: dict[str, Any]) -> None:
@@ -704,6 +708,7 @@ class GraphCluster:
         report."""
         if not opened:
             self._open_sources([name])
+        pump: FeedPump | None = None
         try:
             c = self.config
             floor = ray.get(self._controller.source_floor.remote(name))
@@ -720,23 +725,30 @@ class GraphCluster:
             self._pumps[name] = pump
             yield pump
         finally:  # closed first: a time cut never sees it active without its pump
+            if pump is not None:
+                pump.close()
             report = final if final is not None else {"report": None, "error": None}
             ray.get(self._controller.close_source.remote(name, report))
             self._pumps.pop(name, None)
 
     def wait_idle(self, timeout: float | None = None) -> None:
-        """Block until no message is pending anywhere: two consecutive rounds of shard
-        stats show empty outboxes (live computations' messages included) and unchanged
-        worker clocks and computation-message counters."""
+        """Block until no message is pending anywhere: two rounds in a row in which every
+        shard answers quiet -- empty outboxes, live computations' messages included --
+        with unchanged worker clocks and computation-message counters. Each shard waits
+        for its own quiet (a long poll): the driver does not spin."""
         deadline = None if timeout is None else time.monotonic() + timeout
         previous: list[tuple[int, int]] | None = None
         while True:
-            stats = self._all_stats()
-            clocks = [(s["worker_clock"], s["side_processed"]) for s in stats]
-            idle = all(s["pending"] == 0 and s["side_pending"] == 0 for s in stats)
-            if idle and clocks == previous:
-                return
-            previous = clocks
+            left = _IDLE_POLL if deadline is None else deadline - time.monotonic()
+            wait = max(0.0, min(left, _IDLE_POLL))
+            answers = self._from_shards(lambda s: s.wait_quiet.remote(wait))  # noqa: B023
+            clocks = [(a.worker_clock, a.side_processed) for a in answers]
+            if all(a.quiet for a in answers):
+                if clocks == previous:
+                    return
+                previous = clocks
+            else:
+                previous = None
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError("graph still busy")
 
@@ -764,8 +776,8 @@ class GraphCluster:
         """Vertex and edge totals and per-shard counters."""
         shards = self._all_stats()
         return GraphStats(
-            vertices=sum(s["vertices"] for s in shards),
-            edges=sum(s["edges"] for s in shards),
+            vertices=sum(s.vertices for s in shards),
+            edges=sum(s.edges for s in shards),
             shards=shards,
             sources=ray.get(self._controller.summary.remote()),
         )
@@ -785,12 +797,16 @@ class GraphCluster:
         parts = ray.get([s.recent_errors.remote() for s in self._shards])
         return [(k, wc, v, e) for k, part in enumerate(parts) for wc, v, e in part]
 
-    def _all_stats(self, pending_time: bool = False) -> list[dict[str, Any]]:
-        """Every shard's stats, waiting up to 30 s for restarting shards; then
+    def _all_stats(self) -> list[ShardStats]:
+        """Every shard's stats (waiting for restarting shards)."""
+        return self._from_shards(lambda s: s.stats.remote())
+
+    def _from_shards(self, call: Callable[[Any], Any]) -> list[Any]:
+        """``call(shard)`` on every shard, waiting up to 30 s for restarting shards; then
         :class:`ShardsUnavailable` saying which shard waits for which node."""
         try:
             return _retrying(  # type: ignore[no-any-return]
-                lambda: ray.get([s.stats.remote(pending_time) for s in self._shards]), 300
+                lambda: ray.get([call(s) for s in self._shards]), 300
             )
         except ACTOR_ERRORS:
             problems = "; ".join(self.status().describe()) or "a shard does not answer"
@@ -867,7 +883,7 @@ class GraphCluster:
             self.wait_until_complete(at, timeout)
             meta = SnapshotMeta("time", at=at)
             return build_snapshot(paths, self.shard_node_ids(), meta, at=at)
-        now = tuple(s["worker_clock"] for s in self._all_stats())
+        now = tuple(s.worker_clock for s in self._all_stats())
         meta = SnapshotMeta("now", clock=list(now))
         return build_snapshot(paths, self.shard_node_ids(), meta, clock=now)
 
@@ -973,24 +989,40 @@ class GraphCluster:
         """Return once every update with time ``<= t`` and every message it caused is
         logged: every source feeding the graph read past ``t`` and its batches holding
         such updates were applied, and no shard holds an unacknowledged message of time
-        ``<= t``. Raises :class:`SnapshotNotReady` if a source has not read past ``t``
-        (or is not in time order, or is fed by another driver), or if that is still not
-        so after ``timeout`` seconds."""
+        ``<= t`` (each waited for on the shard: a long poll). Raises
+        :class:`SnapshotNotReady` if a source has not read past ``t`` (or is not in time
+        order, or is fed by another driver), or if that is still not so after ``timeout``
+        seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            waiting: dict[str, list[tuple[int, int]]] = {}
+            waiting: dict[tuple[str, int], int] = {}
             for name, actor in ray.get(self._controller.sources.remote()).items():
-                waiting[source_channel(name)] = self._source_open_through(name, actor, t)
-            stats = self._all_stats(pending_time=True)
-            complete = all(s["min_pending_time"] > t for s in stats) and all(
-                shard >= 0 and stats[shard]["applied"].get(channel, 0) >= last
-                for channel, batches in waiting.items()
-                for shard, last in batches
+                for shard, last in self._source_open_through(name, actor, t):
+                    key = (source_channel(name), shard)
+                    waiting[key] = max(last, waiting.get(key, 0))
+            left = max(0.0, deadline - time.monotonic())
+            complete = all(
+                shard >= 0 and self._applied_on(shard, channel, last, left)
+                for (channel, shard), last in waiting.items()
             )
-            if complete:
+            if complete and self._quiet_through(t, left):
                 return
             if time.monotonic() > deadline:
                 raise SnapshotNotReady(f"time {t} still incomplete after {timeout} s")
+            if not complete:
+                time.sleep(_IDLE_POLL / 10)  # updates held at a source, behind a vertex removal
+
+    def _quiet_through(self, t: float, wait: float) -> bool:
+        """Whether no shard holds a message of time ``<= t``, once so (or after ``wait``
+        seconds)."""
+        return all(self._from_shards(lambda s: s.wait_pending_after.remote(t, wait)))
+
+    def _applied_on(self, shard: int, channel: str, position: int, wait: float) -> bool:
+        """Whether ``shard`` applied ``channel`` through ``position``, once it did (or
+        after ``wait`` seconds)."""
+        actor = self._shards[shard]
+        outcome = _retrying(lambda: ray.get(actor.wait_applied.remote(channel, position, wait)))
+        return bool(outcome.applied >= position)
 
     def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]]:
         """The open batches of source ``name`` holding updates of time ``<= t``."""
