@@ -12,7 +12,8 @@ for every driver and source actor at once:
   frontier and the gate go to the shards (numbered, so that a shard never takes an older
   one after a newer), a floor is read from the shards' times, a watermark to advance or a
   resend goes to the source's mailbox, which its pump long-polls (:meth:`instructions`);
-* the final report of every source that ended, and a summary per source name -- updates
+* how every source ended (:class:`~chronoray.ingest.SourceFinal`, long-polled by
+  :meth:`GraphController.final`), and a summary per source name -- updates
   read, and the event-time counters: out of order, largest lateness, late rejected and
   applied -- kept in ``LOG_DIR/sources.json`` across restarts (``chronoray stats``).
 
@@ -31,6 +32,7 @@ from typing import Any
 
 import ray
 
+from chronoray.ingest import SourceFinal
 from shards.coordinator import (
     AdvanceWatermark,
     FloorRead,
@@ -48,15 +50,18 @@ from shards.coordinator import (
     SourceOpened,
     SourceProgressed,
 )
-from shards.protocol import ShardSettings
+from shards.protocol import ShardSettings, ShardStats
 from shards.worker import ACTOR_ERRORS
 
 __all__ = [
     "CONTROLLER_NAME",
     "SOURCES_FILE",
+    "SUMMARY_KEYS",
     "GraphController",
     "graph_namespace",
     "named_graphs",
+    "read_summary",
+    "write_summary",
 ]
 
 CONTROLLER_NAME = "graph"
@@ -67,14 +72,16 @@ SOURCES_FILE = "sources.json"
 SUMMARY_KEYS = ("updates", "out_of_order", "max_lateness", "late_rejected", "late_applied")
 
 
-def _read_summary(path: Path) -> dict[str, dict[str, Any]]:
+def read_summary(path: Path) -> dict[str, dict[str, Any]]:
+    """Per source name, what its last ingestion read (``LOG_DIR/sources.json``)."""
     try:
         return dict(json.loads(path.read_text()))
     except (OSError, ValueError):
         return {}
 
 
-def _write_summary(path: Path, summary: dict[str, dict[str, Any]]) -> None:
+def write_summary(path: Path, summary: dict[str, dict[str, Any]]) -> None:
+    """Keep ``summary`` in ``path`` (in memory only if the directory is on another node)."""
     try:
         path.write_text(json.dumps(summary, indent=1, sort_keys=True))
     except OSError:  # the log directory is on another node: the summary stays in memory
@@ -108,9 +115,10 @@ class GraphController:
         self._sources: dict[str, Any] = {}
         self._mail: dict[str, list[Instruction]] = {}
         self._news: dict[str, asyncio.Event] = {}
-        self._reports: dict[str, dict[str, Any]] = {}
+        self._finals: dict[str, SourceFinal] = {}
+        self._ended: dict[str, asyncio.Event] = {}
         self._summary_path = Path(self._info["log_dir"]) / SOURCES_FILE
-        self._summary: dict[str, dict[str, Any]] = _read_summary(self._summary_path)
+        self._summary: dict[str, dict[str, Any]] = read_summary(self._summary_path)
 
     async def info(self) -> dict[str, Any]:
         """What the graph is: name, ids, log directory, manifest, config, shard handles."""
@@ -152,7 +160,8 @@ class GraphController:
         self._sources[name] = None
         self._mail[name] = []
         self._news[name] = asyncio.Event()
-        self._reports.pop(name, None)
+        self._finals.pop(name, None)
+        self._ended[name] = asyncio.Event()
         await self._do(instructions)
         return True
 
@@ -194,16 +203,17 @@ class GraphController:
         mail, self._mail[name] = self._mail.get(name, []), []
         return mail
 
-    async def close_source(self, name: str, report: dict[str, Any]) -> None:
-        """Source ``name`` ended (everything it sent is applied) with ``report``; its
+    async def close_source(self, name: str, final: SourceFinal) -> None:
+        """Source ``name`` ended (everything it sent is applied) as ``final`` says; its
         actor (if any) is stopped."""
         handle = self._sources.pop(name, None)
         self._mail.pop(name, None)
         self._news.pop(name, None)
-        self._reports[name] = report
-        if report.get("report"):
-            self._summary[name] = {k: report["report"][k] for k in SUMMARY_KEYS}
-            _write_summary(self._summary_path, self._summary)
+        self._finals[name] = final
+        self._ended.setdefault(name, asyncio.Event()).set()
+        if final.report is not None:
+            self._summary[name] = {k: getattr(final.report, k) for k in SUMMARY_KEYS}
+            write_summary(self._summary_path, self._summary)
         await self._do(self._coordinator.handle(SourceEnded(name)))
         if handle is not None:
             ray.kill(handle, no_restart=True)
@@ -216,9 +226,16 @@ class GraphController:
         """Per source name, what its last ingestion read and its event-time counters."""
         return dict(self._summary)
 
-    async def report(self, name: str) -> dict[str, Any] | None:
-        """The final report of source ``name`` (``None`` while it runs or if unknown)."""
-        return self._reports.get(name)
+    async def final(self, name: str, wait: float) -> SourceFinal | None:
+        """How source ``name`` ended, once it did (``None`` while it runs after ``wait``
+        seconds, or if unknown): a long poll."""
+        if name not in self._finals and name in self._sources:
+            ended = self._ended.setdefault(name, asyncio.Event())
+            try:
+                await asyncio.wait_for(ended.wait(), wait)
+            except TimeoutError:
+                pass
+        return self._finals.get(name)
 
     async def stop_sources(self) -> None:
         """Stop every source actor (the graph shuts down)."""
@@ -264,7 +281,9 @@ class GraphController:
             if not any(isinstance(r, ACTOR_ERRORS) for r in results):
                 break
             await asyncio.sleep(0.1)
+        stats: list[ShardStats] = []
         for result in results:
             if isinstance(result, BaseException):
                 raise result
-        return tuple(dict(r.times) for r in results)
+            stats.append(result)
+        return tuple(dict(s.times) for s in stats)

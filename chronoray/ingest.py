@@ -34,6 +34,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,34 +51,36 @@ from chronoray.sources import (
     late_record,
     read_updates,
 )
-from shards.coordinator import AdvanceWatermark, Resend, source_channel
+from shards.coordinator import DEFAULT_IDLE_TIMEOUT, AdvanceWatermark, Resend, source_channel
 from shards.core import Batch, Outcome
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
 from shards.watermark import LatePolicy, show_time
-from shards.worker import ACTOR_ERRORS, shard_actor_name
+from shards.worker import ACTOR_ERRORS, answer, shard_actor_name
 from vertex.records import Update
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "FeedPump",
+    "FinishedJob",
     "IngestJob",
     "IngestReport",
     "SourceActor",
+    "SourceFinal",
+    "SourceJob",
     "count_lines",
     "feed_options",
     "feed_source",
     "ingest_reporter",
+    "report_of",
 ]
 
 _POLL = 0.2
-DEFAULT_IDLE_TIMEOUT = 10.0
-"""Seconds a source may read nothing before it stops holding the graph's watermark back."""
 _WAIT = 2.0  # seconds a pump waits on a shard for merged updates before it looks again
 OnError = Literal["raise", "skip"]
 
 
-@dataclass
+@dataclass(slots=True)
 class IngestReport:
     """What one ingestion of a source did. ``updates`` counts every update read
     (``skipped``: those a shard had applied before, e.g. after a resume; ``rejected``:
@@ -322,9 +325,7 @@ class FeedPump:
         self._inflight[shard].clear()
         actor = self.shards[shard]
         for batch in self.feed.unacked(shard):
-            outcome = _retrying(
-                lambda b=batch: ray.get(actor.push.remote(b)), self._status, f"shard {shard}"
-            )
+            outcome = _retrying(partial(_push, actor, batch), self._status, f"shard {shard}")
             self._incarnations[shard] = outcome.incarnation
             self.feed.ack(shard, outcome.applied)
         if not self.feed.open_batches(shard):  # nothing to resend: just take its id
@@ -367,11 +368,8 @@ class FeedPump:
         """Return once no shard holds a message of time ``<= t`` (what a vertex removal
         sent, before the source goes on), each shard waited for in turn (a long poll)."""
         for actor in self.shards:
-            while not _retrying(
-                lambda a=actor: ray.get(a.wait_pending_after.remote(t, _WAIT)),
-                self._status,
-                "the shards",
-            ):
+            quiet = partial(_pending_after, actor, t)
+            while not _retrying(quiet, self._status, "the shards"):
                 self._tell_progress()
 
     def complete_through(self, t: float) -> tuple[str | None, list[tuple[int, int]]]:
@@ -411,6 +409,15 @@ class FeedPump:
             **feed.counters(),
             "waiting": self.waiting,
         }
+
+
+def _push(actor: Any, batch: Batch) -> Outcome:
+    outcome: Outcome = ray.get(actor.push.remote(batch))
+    return outcome
+
+
+def _pending_after(actor: Any, t: float) -> bool:
+    return bool(ray.get(actor.wait_pending_after.remote(t, _WAIT)))
 
 
 def _answered(ref: Any) -> bool:
@@ -458,12 +465,14 @@ def feed_source(
     finally:
         if writer is not None:
             writer.close()
-    report = _report(pump, source, read_stats, time.perf_counter() - started)
+    report = report_of(pump.feed, source, read_stats, time.perf_counter() - started)
     return report, error
 
 
-def _report(pump: FeedPump, source: Source, read_stats: ReadStats, seconds: float) -> IngestReport:
-    feed = pump.feed
+def report_of(
+    feed: SourceFeed, source: Source, read_stats: ReadStats, seconds: float
+) -> IngestReport:
+    """The report of ``source`` fed through ``feed`` (either runtime)."""
     counters = feed.counters()
     if isinstance(source, SortedSource):  # the disorder is the file's, sorted away before
         counters.update(out_of_order=source.out_of_order, max_lateness=source.max_lateness)
@@ -508,8 +517,8 @@ class SourceActor:
             for k in range(num_shards)
         ]
         controller = ray.get_actor(controller_name, namespace=namespace)
-        floor = ray.get(controller.source_floor.remote(source.name))
-        self.pump = FeedPump.resume(
+        floor = float(answer(controller.source_floor.remote(source.name)))
+        self.pump: FeedPump = FeedPump.resume(
             source.name,
             shards,
             controller,
@@ -518,18 +527,16 @@ class SourceActor:
             floor=floor,
             **(options or {}),
         )
-        self.controller = controller
-        self.source = source
-        self.on_error = on_error
-        self.rejects = rejects
+        self.controller: Any = controller
+        self.source: Source = source
+        self.on_error: OnError = on_error
+        self.rejects: str | None = rejects
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         report, error = feed_source(self.pump, self.source, self.on_error, self.rejects, _no_tick)
-        self.controller.close_source.remote(
-            self.source.name, {"report": report.as_dict(), "error": error}
-        )
+        self.controller.close_source.remote(self.source.name, SourceFinal(report, error))
 
     def progress(self) -> dict[str, Any]:
         """The feed's counters and what it waits for."""
@@ -588,8 +595,47 @@ def ingest_reporter(progress: Progress, name: str, total: int | None) -> Reporte
 
 
 class IngestJob:
-    """A source started by :meth:`GraphCluster.ingest` with ``wait=False``: follow it
-    with :meth:`wait`, look at it with :meth:`progress`."""
+    """A source being fed, as :meth:`GraphCluster.ingest` returns it with ``wait=False``:
+    follow it with :meth:`wait`, look at it with :meth:`progress`."""
+
+    name: str
+
+    def done(self) -> bool:
+        """Whether the source ended (successfully or not)."""
+        raise NotImplementedError
+
+    def progress(self) -> dict[str, Any]:
+        """The source's counters and what it waits for (``{"done": True}`` once ended)."""
+        raise NotImplementedError
+
+    def wait(self, progress: Progress = False, timeout: float | None = None) -> IngestReport:
+        """Block until the source ended; its report, or the error that stopped it (a
+        :class:`MalformedRecord`, an :class:`OutOfOrder`) raised here. ``progress``: a bar
+        (``True``) or a callable getting the count of updates read."""
+        raise NotImplementedError
+
+
+class FinishedJob(IngestJob):
+    """A source that was fed to the end already (the in-process runtime feeds in the
+    calling thread)."""
+
+    def __init__(self, report: IngestReport) -> None:
+        self.name = report.source
+        self.report = report
+
+    def done(self) -> bool:
+        return True
+
+    def progress(self) -> dict[str, Any]:
+        return {"source": self.name, "done": True}
+
+    def wait(self, progress: Progress = False, timeout: float | None = None) -> IngestReport:
+        return self.report
+
+
+class SourceJob(IngestJob):
+    """A source fed by a source actor on the cluster; its end is long-polled from the
+    graph's controller."""
 
     def __init__(self, name: str, actor: Any, controller: Any, total: int | None) -> None:
         self.name = name
@@ -598,11 +644,9 @@ class IngestJob:
         self.total = total
 
     def done(self) -> bool:
-        """Whether the source ended (successfully or not)."""
-        return ray.get(self.controller.report.remote(self.name)) is not None
+        return ray.get(self.controller.final.remote(self.name, 0.0)) is not None
 
     def progress(self) -> dict[str, Any]:
-        """The source's counters and what it waits for (``{"done": True}`` once ended)."""
         if self.done():
             return {"source": self.name, "done": True}
         try:
@@ -611,22 +655,27 @@ class IngestJob:
             return {"source": self.name, "done": False, "waiting": "source actor restarting"}
 
     def wait(self, progress: Progress = False, timeout: float | None = None) -> IngestReport:
-        """Block until the source ended; its report, or the :class:`MalformedRecord` that
-        stopped it raised here. ``progress``: a bar (``True``) or a callable getting the
-        count of updates read."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with ingest_reporter(progress, self.name, self.total) as bar:
             while True:
-                final = ray.get(self.controller.report.remote(self.name))
+                final = ray.get(self.controller.final.remote(self.name, _POLL))
                 if final is not None:
                     break
                 state = self.progress()
                 bar(state)
                 if deadline is not None and time.monotonic() > deadline:
                     raise TimeoutError(f"source {self.name} still running: {state}")
-                time.sleep(_POLL)
-            report = IngestReport(**final["report"])
+            report = final.report or IngestReport(self.name)
             bar({"read": report.updates})
-        if final["error"] is not None:
-            raise final["error"]
+        if final.error is not None:
+            raise final.error
         return report
+
+
+@dataclass(slots=True)
+class SourceFinal:
+    """How a source ended: its report (``None``: abandoned before it had one) and the
+    error that stopped it, if one did."""
+
+    report: IngestReport | None = None
+    error: Exception | None = None

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from functools import singledispatchmethod
 
 __all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
     "AdvanceWatermark",
     "Event",
     "FloorRead",
@@ -76,6 +77,11 @@ __all__ = [
     "SourceProgressed",
     "source_channel",
 ]
+
+
+DEFAULT_IDLE_TIMEOUT = 10.0
+"""Seconds a source may read nothing before it stops holding the graph's watermark back
+(both runtimes)."""
 
 
 def source_channel(source: str) -> str:

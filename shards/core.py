@@ -706,8 +706,8 @@ class ShardCore:
                 out.append((K_EDGE_REJECTED, dst, None))
             else:
                 out.append((K_USER, dst, payload))
-        for new_id, vtype, props in run.spawns:
-            out.append((K_SPAWN, new_id, (vtype, props)))
+        for new_id, vtype, spawned in run.spawns:
+            out.append((K_SPAWN, new_id, (vtype, spawned)))
         silent = kind in EDGE_CLEANUP  # removing an edge its target refused or lost
         for dst, props in run.edge_ops:
             if (silent and dst == run.sender) or dst == skip:
@@ -754,8 +754,9 @@ class ShardCore:
         out, ins = record.out_edges, record.in_edges
         added_in: tuple[VertexId, ...] = ()
         removed_in: tuple[VertexId, ...] = ()
+        added_out: tuple[VertexId, ...] = ()
         if run.deleted:
-            removed_out, added_out = tuple(out), ()
+            removed_out = tuple(out)
             removed_in = tuple(ins)
         else:
             added_out = tuple(d for d, p in run.edge_ops if p is not None and d not in out)

@@ -11,13 +11,13 @@ shard's or a source's memory as a process kill would.
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from shards.coordinator import (
+    DEFAULT_IDLE_TIMEOUT,
     AdvanceWatermark,
     FloorRead,
     Instruction,
@@ -105,7 +105,7 @@ class LocalRuntime:
         self._crashed: set[str] = set()
         self._settling = False
         self._dirty = False
-        self._polled = False
+        self._prepare: Callable[[SourceFeed], None] | None = None
 
     def _new_core(self, shard: int) -> ShardCore:
         core = ShardCore(
@@ -130,7 +130,7 @@ class LocalRuntime:
         late: LatePolicy = "reject",
         on_late: Callable[[Update, float], None] | None = None,
         offsets_increase: bool = True,
-        idle_timeout: float = math.inf,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         """Apply ``updates`` (stamped with ``(source, offset)`` if they are not) and run
         until no message is pending (:attr:`feeds` keeps the source's feed: its
@@ -162,7 +162,8 @@ class LocalRuntime:
         late: LatePolicy = "reject",
         on_late: Callable[[Update, float], None] | None = None,
         offsets_increase: bool = True,
-        idle_timeout: float = math.inf,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        prepare: Callable[[SourceFeed], None] | None = None,
     ) -> None:
         """Feed several sources at once, ``chunk`` updates of each in turn (as several
         source actors would), with the options of :meth:`ingest`. While more than one
@@ -170,13 +171,15 @@ class LocalRuntime:
         :meth:`~shards.core.ShardCore.set_gate`), so every vertex sees them in time
         order whatever the interleaving. Each source's floor is the latest time the
         shards applied from other sources when it opened; a source retires once
-        everything it sent is applied."""
+        everything it sent is applied. ``prepare(feed)`` is called with each source's
+        feed before it sends anything (again after :meth:`crash_source`)."""
         options = {
             "allowed_lateness": allowed_lateness,
             "late": late,
             "on_late": on_late,
             "offsets_increase": offsets_increase,
         }
+        self._prepare = prepare
         try:
             for name, updates in sources.items():
                 stream = _stamped(updates, name)
@@ -188,15 +191,26 @@ class LocalRuntime:
                 run = self._start(source, updates, options, idle_timeout)
                 run.stream = itertools.chain([first], stream)
             while self._running:
-                moved = self._moves()
-                self._polled = False
-                for run in list(self._running.values()):
-                    self._step(run, chunk)
-                if self._moves() == moved and not self._polled:
+                moved = [self._step(run, chunk) for run in list(self._running.values())]
+                if not any(moved):
                     held = self.coordinator.held_back_by()
                     raise SourceStuck(f"no source can go on (held back by {held})")
         finally:
             self._abandon()
+
+    def progress(self) -> dict[str, dict[str, Any]]:
+        """Per source feeding now: updates read, its watermark and largest time read,
+        its event-time counters (what ``GraphCluster.status`` shows)."""
+        return {
+            name: {
+                "source": name,
+                "read": run.feed.read,
+                "watermark": run.feed.watermark,
+                "max_ts": run.feed.max_ts,
+                **run.feed.counters(),
+            }
+            for name, run in list(self._running.items())
+        }
 
     def crash_source(self, source: str) -> None:
         """Lose what source ``source`` holds in memory, as its process's kill would: at
@@ -208,16 +222,6 @@ class LocalRuntime:
         if isinstance(run.updates, Iterator):
             raise ValueError(f"source {source!r} is a one-shot iterator: it cannot be re-read")
         self._crashed.add(source)
-
-    def _moves(self) -> tuple[int, ...]:
-        """What sources did so far (read, sent, retired): unchanged after a turn of every
-        source, none can go on."""
-        feeds = [r.feed for r in self._running.values()]
-        done = (f.read + f.batches + f.resent + f.ended + (f.barrier is None) for f in feeds)
-        return (len(feeds), *done, *self._applied())
-
-    def _applied(self) -> list[int]:
-        return [sum(core.applied.values()) for core in self.cores]
 
     def _open(self, source: str) -> None:
         self._do(self.coordinator.handle(SourceOpened(source)))
@@ -245,39 +249,43 @@ class LocalRuntime:
             feed, _stamped(updates, source), updates, options, self.clock(), idle_timeout
         )
         self._running[source] = run
+        if self._prepare is not None:
+            self._prepare(feed)
         return run
 
-    def _step(self, run: _Running, chunk: int) -> None:
+    def _step(self, run: _Running, chunk: int) -> bool:
         """One turn of a source: restart it if it crashed, pass its barrier if reached,
         send up to ``chunk`` more updates (a ``None`` read ends the turn: nothing to read
-        now), or -- its source exhausted -- retire it once all it sent is applied."""
+        now), or -- its source exhausted -- retire it once all it sent is applied.
+        Returns whether it could (not: it waits for the others)."""
         feed = run.feed
         if feed.source in self._crashed:
             self._crashed.discard(feed.source)
             self._start(feed.source, run.updates, run.options, run.idle_timeout)
-            return
+            return True
         if feed.barrier is not None:
             if not self._reached(feed):
-                return  # the other sources go on meanwhile
+                return False  # the other sources go on meanwhile
             self._send(feed, feed.pass_barrier())
             if feed.barrier is not None:
-                return
+                return True
         if feed.ended:
-            if feed.idle:
-                self._retire(feed)
-            return
+            if not feed.idle:
+                return False
+            self._retire(feed)
+            return True
         for n, update in enumerate(run.stream, start=1):
             if update is None:
                 self._idle(run)
-                return
+                return True  # waiting for the outside world: not stuck
             run.last_read = self.clock()
             self._send(feed, feed.offer(update))
             if n == chunk:
-                return
+                return True
         self._send(feed, feed.end())
+        return True
 
     def _idle(self, run: _Running) -> None:
-        self._polled = True  # waiting for the outside world: not stuck
         if self.clock() - run.last_read >= run.idle_timeout:
             self._do(self.coordinator.handle(SourceIdle(run.feed.source)))
             self._settle()

@@ -35,16 +35,22 @@ from ray.exceptions import ActorUnavailableError, RayActorError
 from shards.coordinator import Gate
 from shards.core import Batch, ShardCore, ShardFailed
 from shards.logstore import RocksLogStore
-from shards.protocol import Outcome, Quiet, ShardStats
+from shards.protocol import Outcome, Quiet, ShardSettings, ShardStats
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
-__all__ = ["ShardWorker", "ACTOR_ERRORS", "shard_actor_name"]
+__all__ = ["ShardWorker", "ACTOR_ERRORS", "answer", "shard_actor_name"]
 
 ACTOR_ERRORS = (RayActorError, ActorUnavailableError)
 """Exceptions that mean "the actor died or is restarting": resend after it is back."""
 
 _RETRY_DELAY = 0.05
+
+
+def answer(ref: Any) -> Any:
+    """The result of one actor call: ``ray.get`` of one object ref, typed ``Any`` for the
+    caller to name (Ray's stubs take a ref of unknown type for a list of them)."""
+    return ray.get(ref)
 
 
 def shard_actor_name(graph_id: str, shard: int) -> str:
@@ -112,7 +118,8 @@ class ShardWorker:
         if self.restarted and frontier_keeper is not None:
             # a new core releases every message; hold back what the sources have not reached
             keeper = ray.get_actor(frontier_keeper[0], namespace=frontier_keeper[1])
-            settings = ray.get(keeper.shard_restarted.remote(shard_id, self.core.incarnation))
+            restart: Any = keeper.shard_restarted.remote(shard_id, self.core.incarnation)
+            settings: ShardSettings = ray.get(restart)
             self._told = {"frontier": settings.frontier_seq, "gate": settings.gate_seq}
             self.core.set_frontier(settings.frontier, reset=True)
             self.core.set_gate(settings.gate)
