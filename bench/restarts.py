@@ -248,21 +248,27 @@ def local_run(events: int, crashes: int, shards: int, seed: int = 5) -> dict:
 # -- main -------------------------------------------------------------------------------
 
 
-def _ray_in(root: Path, events: int, kills: int, shards: int) -> dict:
-    """:func:`ray_run` in a fresh process against the chronoray tree ``root``."""
-    work = Path(tempfile.mkdtemp(prefix="chronoray-bench-restarts-"))
-    script = work / "restarts.py"
-    shutil.copy(__file__, script)  # not next to any tree
+def run_script(root: Path, script: Path, args: list[str]) -> dict:
+    """Run ``script --probe DIR ARGS`` in a fresh process against the chronoray tree
+    ``root`` (a copy of the script, next to no tree); its last output line is JSON."""
+    work = Path(tempfile.mkdtemp(prefix="chronoray-bench-"))
+    copy = work / script.name
+    shutil.copy(script, copy)
     env = {**os.environ, "PYTHONPATH": str(root)}
     try:
-        args = [sys.executable, str(script), "--probe", str(work)]
-        args += ["--events", str(events), "--kills", str(kills), "--shards", str(shards)]
-        out = subprocess.run(args, capture_output=True, text=True, cwd=root, env=env)
+        command = [sys.executable, str(copy), "--probe", str(work), *args]
+        out = subprocess.run(command, capture_output=True, text=True, cwd=root, env=env)
         if out.returncode != 0:
-            raise RuntimeError(f"restarts on {root} failed:\n{out.stderr[-4000:]}")
+            raise RuntimeError(f"{script.name} on {root} failed:\n{out.stderr[-4000:]}")
         return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _ray_in(root: Path, events: int, kills: int, shards: int) -> dict:
+    """:func:`ray_run` in a fresh process against the chronoray tree ``root``."""
+    args = ["--events", str(events), "--kills", str(kills), "--shards", str(shards)]
+    return run_script(root, Path(__file__), args)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

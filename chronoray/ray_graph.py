@@ -488,13 +488,8 @@ class RayGraph:
         return tuple(s.worker_clock for s in self.stats())
 
     def wait_until_complete(self, t: float, timeout: float) -> None:
-        """Return once every update with time ``<= t`` and every message it caused is
-        logged: every source feeding the graph read past ``t`` and its batches holding
-        such updates were applied, and no shard holds an unacknowledged message of time
-        ``<= t`` (each waited for on the shard: a long poll). Raises
-        :class:`SnapshotNotReady` if a source has not read past ``t`` (or is not in time
-        order, or is fed by another driver), or if that is still not so after ``timeout``
-        seconds."""
+        """See ``GraphCluster.wait_until_complete``; each condition is waited for on the
+        shard concerned (a long poll)."""
         deadline = time.monotonic() + timeout
         while True:
             waiting: dict[tuple[str, int], int] = {}
