@@ -260,7 +260,8 @@ def run_script(root: Path, script: Path, args: list[str]) -> dict:
         out = subprocess.run(command, capture_output=True, text=True, cwd=root, env=env)
         if out.returncode != 0:
             raise RuntimeError(f"{script.name} on {root} failed:\n{out.stderr[-4000:]}")
-        return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+        result: dict = json.loads(out.stdout.strip().splitlines()[-1])
+        return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -459,8 +459,8 @@ class GraphCluster:
         vertex sees them in time order, whatever the sources' relative speed. On Ray each
         runs in a source actor of its own (one-shot iterators, or ``in_driver=True``, in
         a thread of this driver)."""
-        result = self._ingest(list(items), True, _options(options, keywords))
-        return result  # type: ignore[no-any-return]
+        results: list[Any] = self._ingest(list(items), True, _options(options, keywords))
+        return results
 
     def _ingest(self, source: Any, several: bool, options: IngestOptions) -> Any:
         items = list(source) if several else [source]

@@ -27,7 +27,7 @@ from ephemeral.computation import Computation
 from ephemeral.live import Index, LiveComputation, Subscription
 from ephemeral.local import LiveLocalRuntime
 from shards.feed import SourceFeed
-from shards.logstore import RocksLogStore
+from shards.logstore import LogStore, RocksLogStore
 from shards.protocol import ShardStats
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_local_snapshot
 from vertex.model import VertexTypes
@@ -187,8 +187,8 @@ class LocalGraph:
     ) -> Snapshot:
         """Every shard's part of the cut, rebuilt in this process from its log."""
         self.runtime.wait_idle()
-        stores = [core.store for core in self.runtime.cores]
-        return build_local_snapshot(stores, meta, clock=clock, at=at, since=since)  # type: ignore[arg-type]
+        stores = [_logged(core.store) for core in self.runtime.cores]
+        return build_local_snapshot(stores, meta, clock=clock, at=at, since=since)
 
     def read_log(self, shard: int, function: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         """``function(store, *args, **kw)`` against ``shard``'s log."""
@@ -230,6 +230,12 @@ class LocalGraph:
     def close(self) -> None:
         """Close every log."""
         self.runtime.close()
+
+
+def _logged(store: LogStore | None) -> LogStore:
+    """A shard's log (a local graph always logs)."""
+    assert store is not None
+    return store
 
 
 def _ticking(

@@ -406,7 +406,8 @@ class RayGraph:
     def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
         """Type, clock, event time, state, out- and in-edges of ``vertex_id``."""
         shard = self._shards[shard_of(vertex_id, self.num_shards)]
-        return ray.get(shard.vertex.remote(vertex_id))  # type: ignore[no-any-return]
+        found: dict[str, Any] = answer(shard.vertex.remote(vertex_id))
+        return found
 
     def stats(self) -> list[ShardStats]:
         """Every shard's counters (waiting for restarting shards)."""
@@ -414,7 +415,8 @@ class RayGraph:
 
     def summary(self) -> dict[str, dict[str, Any]]:
         """Per source name, what its last ingestion read and its event-time counters."""
-        return ray.get(self._controller.summary.remote())  # type: ignore[no-any-return]
+        summary: dict[str, dict[str, Any]] = answer(self._controller.summary.remote())
+        return summary
 
     def edges(self) -> Iterator[tuple[VertexId, VertexId, dict[str, Any]]]:
         """Every edge as ``(src, dst, props)``, shard by shard."""
@@ -450,7 +452,8 @@ class RayGraph:
 
     def shard_node_ids(self) -> list[str]:
         """The Ray node each shard runs on now; waits for a restarting shard."""
-        return _retrying(lambda: ray.get([s.node.remote() for s in self._shards]))  # type: ignore[no-any-return]
+        nodes: list[str] = _retrying(lambda: ray.get([s.node.remote() for s in self._shards]))
+        return nodes
 
     def read_logs(
         self, function: Callable[..., Any], args: dict[int, tuple[Any, ...]]

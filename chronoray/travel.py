@@ -111,7 +111,8 @@ class TimeTravel:
             return None
         if found is None:
             raise VertexNotFound(vertex_id)
-        return found  # type: ignore[no-any-return]
+        state: dict[str, Any] = found
+        return state
 
     def history(
         self, vertex_id: Any, t0: float | None = None, t1: float | None = None
@@ -122,7 +123,7 @@ class TimeTravel:
         hi = math.inf if t1 is None else t1
         if t1 is not None:
             self.logs.wait_until_complete(t1, 120.0)
-        states = self.logs.read_log(shard, vertex_history, vertex_id, lo, hi)
+        states: list[dict[str, Any]] = self.logs.read_log(shard, vertex_history, vertex_id, lo, hi)
         if not states:
             raise VertexNotFound(vertex_id)
-        return states  # type: ignore[no-any-return]
+        return states

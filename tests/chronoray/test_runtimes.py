@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,8 +66,8 @@ def _times(rows: list[Row], n: int) -> list[float]:
     return [ts[0] - 1] + [ts[(len(ts) - 1) * i // (n - 1)] for i in range(n)]
 
 
-def _cut(graph: cr.GraphCluster, **at: float) -> Counter:
-    _, edges = graph.snapshot(**at).to_pandas()  # type: ignore[arg-type]
+def _cut(graph: cr.GraphCluster, **at: Any) -> Counter:
+    _, edges = graph.snapshot(**at).to_pandas()
     pairs = zip(edges["src"], edges["dst"], strict=True)
     return Counter(dict(zip(pairs, edges["count"], strict=True)))
 
@@ -218,7 +219,8 @@ def _scenario(graph: cr.GraphCluster, rows: list[Row]) -> list[cr.IngestReport]:
 
     options = cr.IngestOptions(allowed_lateness=3600, idle_timeout=0.3, in_driver=True)
     items = [cr.IterableSource(a(), "a"), cr.IterableSource(b(), "b")]
-    return graph.ingest(items, options)  # type: ignore[no-any-return]
+    reports: list[cr.IngestReport] = graph.ingest(items, options)
+    return reports
 
 
 def test_one_disorder_and_idle_scenario_gives_the_same_cuts_on_both_runtimes(
