@@ -184,9 +184,9 @@ def ray_ingest(file: str, shards: int, workdir: str, mid_t: float | None) -> dic
             result["updates"] = report.updates
             result["seconds"] = report.seconds
             result["rate"] = report.updates / report.seconds
-            result["vertices"] = sum(s["vertices"] for s in stats.shards)
-            result["edges"] = sum(s["edges"] for s in stats.shards)
-            result["entries"] = sum(s["worker_clock"] for s in stats.shards)
+            result["vertices"] = stats.vertices
+            result["edges"] = stats.edges
+            result["entries"] = sum(_shard(s, "worker_clock") for s in stats.shards)
             grown = sum(full) - sum(empty)
             result["shard_rss_mib"] = [b / _MIB for b in full]
             result["rss_bytes_per_vertex"] = grown / result["vertices"]
@@ -203,6 +203,12 @@ def ray_ingest(file: str, shards: int, workdir: str, mid_t: float | None) -> dic
     result["log_bytes_per_event"] = result["log_bytes"] / result["updates"]
     shutil.rmtree(log_dir, ignore_errors=True)
     return result
+
+
+def _shard(stats: Any, key: str) -> Any:
+    """A shard counter from a tree whose shard stats are a dict (before issue 20) or a
+    ``ShardStats``."""
+    return stats[key] if isinstance(stats, dict) else getattr(stats, key)
 
 
 def _du(path: Path) -> int:

@@ -61,7 +61,7 @@ def _ray_run(n: int, m: int, shards: int, workdir: Path) -> dict[str, Any]:
         started = time.perf_counter()
         g.ingest(ring_seed(n, m))
         seconds = time.perf_counter() - started
-        executions = sum(s["worker_clock"] for s in g.stats().shards)
+        executions = sum(s.worker_clock for s in g.stats().shards)
     assert executions == m, (executions, m)
     return {"executions": executions, "seconds": seconds, "rate": executions / seconds}
 

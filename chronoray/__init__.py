@@ -1,10 +1,16 @@
 """chronoray: live, history-aware graph processing on Ray.
 
-``import chronoray as cr`` gives the whole public API::
+``import chronoray as cr`` gives the whole public API (:data:`__all__`)::
 
-    with cr.GraphCluster(num_shards=2, log_dir="logs") as g:
+    with cr.GraphCluster(num_shards=2, log_dir="logs") as g:       # on Ray
         g.ingest(cr.SnapEdgeSource("collegemsg.txt"))
         print(g.stats().edges, g.vertex(1)["state"])
+    with cr.GraphCluster(runtime="local", log_dir="logs") as g:    # in this process
+        g.ingest([a, b], cr.IngestOptions(allowed_lateness=60))
+
+Everything else (``chronoray.ray_graph``, ``chronoray.local_graph``, ``chronoray.ingest``,
+``chronoray.controller``, ``chronoray.deploy``, ``shards.*``...) is internal: a developer
+API that may change between versions.
 """
 
 from chronoray.config import Config
@@ -16,6 +22,7 @@ from chronoray.graph import (
     GraphStats,
     GraphStatus,
     IngestJob,
+    IngestOptions,
     IngestReport,
     LogDirInUse,
     ShardsUnavailable,
@@ -80,6 +87,7 @@ __all__ = [
     "GraphTidesSource",
     "Index",
     "IngestJob",
+    "IngestOptions",
     "IngestReport",
     "IterableSource",
     "Lagged",

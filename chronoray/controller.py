@@ -5,17 +5,15 @@ outlives the driver that created a detached graph, and it is the one place that 
 for every driver and source actor at once:
 
 * what the graph is (its manifest, its configuration, its shard actors);
-* which sources are feeding it, and their combined frontier (a
-  :class:`~shards.feed.Frontiers`): it tells the shards whenever that changes, and a
-  restarted shard asks it for the current value;
-* each source's *floor* -- the latest time the shards applied from other sources when it
-  opened: its updates before it are late -- and, while several sources feed the graph,
-  their *promises* (no update a source sends from now on is earlier), which it gives the
-  shards as their gate so that they merge the sources by event time
-  (:meth:`~shards.core.ShardCore.set_gate`). A source opening while another feeds first
-  freezes the shards' merge, then reads the time they reached: nothing the shards run
-  afterwards is earlier than the new source's floor;
-* the final report of every source that ended, and a summary per source name -- updates
+* which sources are feeding it: it hosts the graph's
+  :class:`~shards.coordinator.SourceCoordinator` (the same state machine the in-process
+  runtime drives), hands it what sources, shards and drivers report -- a source opened,
+  progressed, idle, ended; a shard restarted -- and carries out its instructions: the
+  frontier and the gate go to the shards (numbered, so that a shard never takes an older
+  one after a newer), a floor is read from the shards' times, a watermark to advance or a
+  resend goes to the source's mailbox, which its pump long-polls (:meth:`instructions`);
+* how every source ended (:class:`~chronoray.ingest.SourceFinal`, long-polled by
+  :meth:`GraphController.final`), and a summary per source name -- updates
   read, and the event-time counters: out of order, largest lateness, late rejected and
   applied -- kept in ``LOG_DIR/sources.json`` across restarts (``chronoray stats``).
 
@@ -34,16 +32,36 @@ from typing import Any
 
 import ray
 
-from shards.core import source_channel
-from shards.feed import Frontiers
+from chronoray.ingest import SourceFinal
+from shards.coordinator import (
+    AdvanceWatermark,
+    FloorRead,
+    Instruction,
+    Promise,
+    ReadFloor,
+    Refuse,
+    Resend,
+    SetFrontier,
+    SetGate,
+    ShardRestarted,
+    SourceCoordinator,
+    SourceEnded,
+    SourceIdle,
+    SourceOpened,
+    SourceProgressed,
+)
+from shards.protocol import ShardSettings, ShardStats
 from shards.worker import ACTOR_ERRORS
 
 __all__ = [
     "CONTROLLER_NAME",
     "SOURCES_FILE",
+    "SUMMARY_KEYS",
     "GraphController",
     "graph_namespace",
     "named_graphs",
+    "read_summary",
+    "write_summary",
 ]
 
 CONTROLLER_NAME = "graph"
@@ -54,14 +72,16 @@ SOURCES_FILE = "sources.json"
 SUMMARY_KEYS = ("updates", "out_of_order", "max_lateness", "late_rejected", "late_applied")
 
 
-def _read_summary(path: Path) -> dict[str, dict[str, Any]]:
+def read_summary(path: Path) -> dict[str, dict[str, Any]]:
+    """Per source name, what its last ingestion read (``LOG_DIR/sources.json``)."""
     try:
         return dict(json.loads(path.read_text()))
     except (OSError, ValueError):
         return {}
 
 
-def _write_summary(path: Path, summary: dict[str, dict[str, Any]]) -> None:
+def write_summary(path: Path, summary: dict[str, dict[str, Any]]) -> None:
+    """Keep ``summary`` in ``path`` (in memory only if the directory is on another node)."""
     try:
         path.write_text(json.dumps(summary, indent=1, sort_keys=True))
     except OSError:  # the log directory is on another node: the summary stays in memory
@@ -85,20 +105,20 @@ def named_graphs() -> list[str]:
 
 class GraphController:
     """The graph's actor (``ray.remote(GraphController)``, async): description, shards,
-    sources and their frontier."""
+    sources and their coordination."""
 
     def __init__(self, info: dict[str, Any]) -> None:
         self._info = dict(info, created=time.time())
         self._shards: list[Any] = []
-        self._frontiers = Frontiers()
-        self._promises = Frontiers()
-        self._floors: dict[str, float] = {}
-        self._gate: dict[str, float] | None = None
+        self._coordinator = SourceCoordinator(int(info["manifest"]["num_shards"]))
+        self._seq = 0  # numbers what the shards are told: they take only newer values
         self._sources: dict[str, Any] = {}
-        self._reports: dict[str, dict[str, Any]] = {}
-        self._reach: dict[str, float] = {}
+        self._mail: dict[str, list[Instruction]] = {}
+        self._news: dict[str, asyncio.Event] = {}
+        self._finals: dict[str, SourceFinal] = {}
+        self._ended: dict[str, asyncio.Event] = {}
         self._summary_path = Path(self._info["log_dir"]) / SOURCES_FILE
-        self._summary: dict[str, dict[str, Any]] = _read_summary(self._summary_path)
+        self._summary: dict[str, dict[str, Any]] = read_summary(self._summary_path)
 
     async def info(self) -> dict[str, Any]:
         """What the graph is: name, ids, log directory, manifest, config, shard handles."""
@@ -112,63 +132,42 @@ class GraphController:
         """Record a changed manifest (e.g. new shard nodes)."""
         self._info["manifest"] = manifest
 
-    async def frontier(self) -> float:
-        """The graph-wide frontier now (``inf``: no source is feeding)."""
-        return self._frontiers.value
-
-    async def gate(self) -> dict[str, float] | None:
-        """The shards' gate now: each source channel's promise while several sources
-        feed the graph, else ``None``."""
-        return self._gate
-
-    async def watermark(self, excluding: str | None = None) -> float:
-        """What an idle source catches up with: the smallest promise of the other active
-        sources; for one that sent everything (its promise is ``inf``), just past the
-        latest time it read, so its last updates still merge before anything the idle
-        source reads later (``inf``: no other source)."""
-        values = []
-        for s in self._promises.sources:
-            promise = self._promises.get(s)
-            if s == excluding or promise is None:
-                continue
-            if math.isinf(promise):
-                promise = math.nextafter(self._reach.get(s, -math.inf), math.inf)
-            values.append(promise)
-        return min(values, default=math.inf)
+    async def shard_restarted(self, shard: int, incarnation: str) -> ShardSettings:
+        """Shard ``shard`` came back (instance ``incarnation``) and lost what it held in
+        memory: its frontier and gate now, to set before it sends or merges anything;
+        every active source is told to resend what the shard has not logged."""
+        settings = ShardSettings(self._seq, math.inf, False, self._seq, None)
+        for instruction in self._coordinator.handle(ShardRestarted(shard, incarnation)):
+            match instruction:
+                case SetFrontier(time=t, reset=reset):
+                    settings.frontier, settings.reset = t, reset
+                case SetGate(gate=gate):
+                    settings.gate = gate
+                case _:
+                    await self._carry_out(instruction)
+        return settings
 
     # -- sources ----------------------------------------------------------------------
 
     async def open_source(self, name: str) -> bool:
         """Source ``name`` starts feeding (from a driver, until :meth:`source_actor` gives
-        its actor). Its earlier report, if any, is forgotten. Refused (``False``) while a
-        source of that name is feeding already."""
-        if name in self._sources:
+        its actor): the merge freezes while its floor is read from the shards. Its earlier
+        report, if any, is forgotten. Refused (``False``) while a source of that name is
+        feeding already."""
+        instructions = self._coordinator.handle(SourceOpened(name))
+        if any(isinstance(i, Refuse) for i in instructions):
             return False
-        others = bool(self._sources)
         self._sources[name] = None
-        self._reports.pop(name, None)
-        await self._tell(self._frontiers.open(name))
-        if others:  # freeze the merge: nothing may run past what the floor will say
-            self._promises.open(name)
-            await self._tell_gate()
-        floor = await self._floor(name)
-        self._floors[name] = floor
-        self._promises.open(name, floor)
-        await self._tell_gate()
+        self._mail[name] = []
+        self._news[name] = asyncio.Event()
+        self._finals.pop(name, None)
+        self._ended[name] = asyncio.Event()
+        await self._do(instructions)
         return True
 
     async def source_floor(self, name: str) -> float:
         """The floor of source ``name`` (the same for a restarted source actor)."""
-        return self._floors.get(name, -math.inf)
-
-    async def _floor(self, name: str) -> float:
-        """The latest time the shards applied from sources other than ``name``."""
-        if not self._shards:
-            return -math.inf
-        channel = source_channel(name)
-        stats = await asyncio.gather(*[s.stats.remote() for s in self._shards])
-        times = [t for st in stats for c, t in st["times"].items() if c != channel]
-        return max(times, default=-math.inf)
+        return self._coordinator.source_floor(name)
 
     async def source_actor(self, name: str, handle: Any) -> None:
         """The actor feeding source ``name`` (stopped at once if the source already ended)."""
@@ -177,32 +176,45 @@ class GraphController:
         else:
             ray.kill(handle, no_restart=True)
 
-    async def source_frontier(
-        self, name: str, t: float, promise: float | None = None, reach: float | None = None
+    async def source_progress(
+        self, name: str, frontier: float, promise: Promise, reach: float
     ) -> None:
-        """Source ``name`` applied every update it read up to time ``t``; every update it
-        sends from now on is at ``promise`` or later; the latest time it read is
-        ``reach``."""
-        if reach is not None and name in self._sources:
-            self._reach[name] = reach
-        await self._tell(self._frontiers.update(name, t))
-        if promise is not None:
-            # the gate holds every source's own promise: it changes with this source's,
-            # even when the minimum over them (what update() reports) does not
-            self._promises.update(name, promise)
-            await self._tell_gate()
+        """Source ``name`` applied every update it read up to time ``frontier``, promises
+        ``promise`` and read up to time ``reach``."""
+        await self._do(self._coordinator.handle(SourceProgressed(name, frontier, promise, reach)))
 
-    async def close_source(self, name: str, report: dict[str, Any]) -> None:
-        """Source ``name`` ended with ``report``; its actor (if any) is stopped."""
+    async def source_idle(self, name: str) -> list[Instruction]:
+        """Source ``name`` read nothing for its idle timeout: what it should do (catch its
+        watermark up with the other sources')."""
+        return self._coordinator.handle(SourceIdle(name))
+
+    async def instructions(self, name: str, wait: float) -> list[Instruction]:
+        """What source ``name`` should do (resend to a restarted shard), waiting up to
+        ``wait`` seconds for something (a long poll)."""
+        news = self._news.get(name)
+        if news is None:
+            return []
+        if not self._mail[name]:
+            news.clear()
+            try:
+                await asyncio.wait_for(news.wait(), wait)
+            except TimeoutError:
+                pass
+        mail, self._mail[name] = self._mail.get(name, []), []
+        return mail
+
+    async def close_source(self, name: str, final: SourceFinal) -> None:
+        """Source ``name`` ended (everything it sent is applied) as ``final`` says; its
+        actor (if any) is stopped."""
         handle = self._sources.pop(name, None)
-        self._reach.pop(name, None)
-        self._reports[name] = report
-        if report.get("report"):
-            self._summary[name] = {k: report["report"][k] for k in SUMMARY_KEYS}
-            _write_summary(self._summary_path, self._summary)
-        await self._tell(self._frontiers.close(name))
-        self._promises.close(name)
-        await self._tell_gate()
+        self._mail.pop(name, None)
+        self._news.pop(name, None)
+        self._finals[name] = final
+        self._ended.setdefault(name, asyncio.Event()).set()
+        if final.report is not None:
+            self._summary[name] = {k: getattr(final.report, k) for k in SUMMARY_KEYS}
+            write_summary(self._summary_path, self._summary)
+        await self._do(self._coordinator.handle(SourceEnded(name)))
         if handle is not None:
             ray.kill(handle, no_restart=True)
 
@@ -214,35 +226,16 @@ class GraphController:
         """Per source name, what its last ingestion read and its event-time counters."""
         return dict(self._summary)
 
-    async def report(self, name: str) -> dict[str, Any] | None:
-        """The final report of source ``name`` (``None`` while it runs or if unknown)."""
-        return self._reports.get(name)
-
-    async def _tell(self, change: tuple[float, bool] | None) -> None:
-        if change is None or not self._shards:
-            return
-        t, lowered = change
-        calls = [s.set_frontier.remote(t, lowered) for s in self._shards]
-        results = await asyncio.gather(*calls, return_exceptions=True)
-        for result in results:  # a shard that is down asks for the frontier when back
-            if isinstance(result, BaseException) and not isinstance(result, ACTOR_ERRORS):
-                raise result
-
-    async def _tell_gate(self) -> None:
-        """Give the shards the active sources' promises (``None`` below two sources)."""
-        sources = self._promises.sources
-        gate = None
-        if len(sources) > 1:
-            gate = {source_channel(s): self._promises.get(s) for s in sources}
-        if gate == self._gate or not self._shards:
-            self._gate = gate
-            return
-        self._gate = gate
-        calls = [s.set_gate.remote(gate) for s in self._shards]
-        results = await asyncio.gather(*calls, return_exceptions=True)
-        for result in results:  # a shard that is down asks for the gate when back
-            if isinstance(result, BaseException) and not isinstance(result, ACTOR_ERRORS):
-                raise result
+    async def final(self, name: str, wait: float) -> SourceFinal | None:
+        """How source ``name`` ended, once it did (``None`` while it runs after ``wait``
+        seconds, or if unknown): a long poll."""
+        if name not in self._finals and name in self._sources:
+            ended = self._ended.setdefault(name, asyncio.Event())
+            try:
+                await asyncio.wait_for(ended.wait(), wait)
+            except TimeoutError:
+                pass
+        return self._finals.get(name)
 
     async def stop_sources(self) -> None:
         """Stop every source actor (the graph shuts down)."""
@@ -250,3 +243,47 @@ class GraphController:
             if handle is not None:
                 ray.kill(handle, no_restart=True)
         self._sources.clear()
+
+    # -- instructions -----------------------------------------------------------------
+
+    async def _do(self, instructions: list[Instruction]) -> None:
+        for instruction in instructions:
+            await self._carry_out(instruction)
+
+    async def _carry_out(self, instruction: Instruction) -> None:
+        match instruction:
+            case SetFrontier(time=t, reset=reset):
+                self._seq += 1
+                await self._tell([s.set_frontier.remote(t, reset, self._seq) for s in self._shards])
+            case SetGate(gate=gate):
+                self._seq += 1
+                await self._tell([s.set_gate.remote(gate, self._seq) for s in self._shards])
+            case ReadFloor(source=name):
+                times = await self._shard_times()
+                await self._do(self._coordinator.handle(FloorRead(name, times)))
+            case AdvanceWatermark(source=name) | Resend(source=name) if name in self._mail:
+                self._mail[name].append(instruction)
+                self._news[name].set()
+
+    async def _tell(self, calls: list[Any]) -> None:
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        for result in results:  # a shard that is down gets them when back (shard_restarted)
+            if isinstance(result, BaseException) and not isinstance(result, ACTOR_ERRORS):
+                raise result
+
+    async def _shard_times(self) -> tuple[dict[str, float], ...]:
+        """Every shard's event time of the last update applied per source channel
+        (waiting for a shard that restarts)."""
+        while True:
+            results = await asyncio.gather(
+                *[s.stats.remote() for s in self._shards], return_exceptions=True
+            )
+            if not any(isinstance(r, ACTOR_ERRORS) for r in results):
+                break
+            await asyncio.sleep(0.1)
+        stats: list[ShardStats] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+            stats.append(result)
+        return tuple(dict(s.times) for s in stats)

@@ -114,7 +114,7 @@ def _print_summary(
         ("updates / s", f"{report.rate:,.0f}"),
         ("vertices", f"{stats.vertices:,}"),
         ("edges (distinct pairs)", f"{stats.edges:,}"),
-        ("behavior executions logged", f"{sum(s['worker_clock'] for s in stats.shards):,}"),
+        ("behavior executions logged", f"{sum(s.worker_clock for s in stats.shards):,}"),
         ("per-pair counts equal the file", "yes" if matches else "NO"),
     ):
         table.add_row(name, value)

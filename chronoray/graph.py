@@ -1,13 +1,21 @@
-"""``GraphCluster``: the driver-side handle of a live graph on Ray.
+"""``GraphCluster``: the handle of a live graph, on Ray or in this process.
 
-A graph is a set of Ray actors: one ``ShardWorker`` per shard (each with its own RocksDB
-log under ``log_dir`` on its node), the graph's ``GraphController``, and one
-``SourceActor`` per source feeding it. This class is a facade over the modules that own
-each part: :mod:`chronoray.connect` (which cluster), :mod:`chronoray.placement` (which
-node), :mod:`chronoray.manifest` (what the graph is), :mod:`chronoray.ingest` and
-:mod:`shards.feed` (feeding), :mod:`chronoray.controller` (sources, frontier, names).
+``GraphCluster`` is a facade: the same methods and types whichever runtime runs the graph,
+chosen by ``runtime=``:
 
-A graph is either private to the process that made it (``GraphCluster(...)``,
+* ``"ray"`` (the default): shard actors with RocksDB logs on the cluster's nodes, the
+  graph's controller, source actors (:mod:`chronoray.ray_graph`);
+* ``"local"``: the same shards as ``ShardCore`` s in this process, for tests and
+  notebooks, with the same logs, manifest and source coordination
+  (:mod:`chronoray.local_graph`): a graph written by one opens on the other.
+
+Behind it, ingestion (every form of :meth:`~GraphCluster.ingest`, one
+:class:`~chronoray.options.IngestOptions` value) and time travel
+(:class:`~chronoray.travel.TimeTravel`) are components of their own; what needs a
+cluster (named graphs, source actors fed from elsewhere, Spark) is refused on
+``"local"`` with a line saying so.
+
+A Ray graph is either private to the process that made it (``GraphCluster(...)``,
 ``GraphCluster.open(log_dir)``: ``close()`` stops it) or *named* and detached
 (``GraphCluster.create(name, ...)``): it lives in the cluster in its own namespace,
 outlives its creator, any driver or job can :meth:`~GraphCluster.attach` to it, ``close()``
@@ -18,12 +26,14 @@ Guarantees:
 * An update counts as ingested once the shard hosting it acknowledged it, i.e. logged it.
   :meth:`GraphCluster.ingest` (``wait=True``) returns after every update was
   acknowledged and every message it caused was processed (the graph is idle).
-* A shard actor whose process dies is restarted by Ray -- with ``storage="local"`` only
-  on the node holding its log, with ``"shared"`` anywhere -- rebuilds its vertices from its
-  log, and the source resends what was not acknowledged; the ``(source, offset)`` id of
-  each update makes the resend idempotent, so nothing is lost and nothing is applied
-  twice. Ingesting the same source again is a no-op for the same reason. A source actor
-  that dies is restarted and resumes from what the shards logged.
+* A shard whose process dies is restarted (by Ray -- with ``storage="local"`` only on the
+  node holding its log, with ``"shared"`` anywhere), rebuilds its vertices from its log,
+  and the sources resend what was not acknowledged; the ``(source, offset)`` id of each
+  update makes the resend idempotent, so nothing is lost and nothing is applied twice.
+  Ingesting the same source again is a no-op for the same reason. A source actor that
+  dies is restarted and resumes from what the shards logged. Whatever restarts while
+  several sources feed the graph, every update is logged at its own event time: every
+  past cut stays equal to the input.
 * A malformed record stops ingestion with :class:`~chronoray.sources.MalformedRecord`
   (file, line, text) after everything before it was applied; nothing after it is.
 * Reopening a ``log_dir`` (:meth:`GraphCluster.open`) recovers the graph from its logs.
@@ -31,23 +41,17 @@ Guarantees:
 
 from __future__ import annotations
 
-import math
-import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import ray
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
 from chronoray.config import Config
 from chronoray.connect import ensure_ray
-from chronoray.controller import CONTROLLER_NAME, graph_namespace, named_graphs
-from chronoray.deploy import Deployment, deploy, shard_log_path, stop
+from chronoray.controller import named_graphs
+from chronoray.deploy import shard_log_path
 from chronoray.errors import (
     GraphExists,
     GraphNotFound,
@@ -57,37 +61,19 @@ from chronoray.errors import (
     SourceBusy,
     SourceMismatch,
 )
-from chronoray.ingest import (
-    FeedPump,
-    IngestJob,
-    IngestReport,
-    SourceActor,
-    count_lines,
-    feed_options,
-    feed_source,
-    ingest_reporter,
-)
+from chronoray.ingest import FeedPump, IngestJob, IngestReport, SourceFinal, count_lines
+from chronoray.local_graph import LocalGraph
 from chronoray.manifest import Manifest
-from chronoray.placement import alive_nodes
+from chronoray.options import IngestOptions
+from chronoray.ray_graph import RayGraph
 from chronoray.sources import IterableSource, SortedSource, Source
+from chronoray.travel import TimeTravel
 from ephemeral.computation import Computation
-from ephemeral.live import (
-    Index,
-    LiveComputation,
-    RayBackend,
-    Subscription,
-    start_computation,
-    subscribe,
-)
-from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
-from shards.core import VertexNotFound, source_channel
-from shards.progress import Progress
-from shards.routing import shard_of
-from shards.watermark import LatePolicy
-from shards.worker import ACTOR_ERRORS
-from snapshot.reconstruct import consistent_bound
-from snapshot.retro import vertex_history, vertex_state_at
-from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
+from ephemeral.live import Index, LiveComputation, Subscription
+from ephemeral.notify import StatePredicate, StreamPosition
+from shards.core import VertexNotFound
+from shards.protocol import ShardStats
+from snapshot.snapshot import Snapshot
 from vertex.model import Vertex, VertexTypes
 from vertex.records import Update, VertexId
 
@@ -102,8 +88,10 @@ __all__ = [
     "GraphStats",
     "GraphStatus",
     "IngestJob",
+    "IngestOptions",
     "IngestReport",
     "LogDirInUse",
+    "RuntimeName",
     "ShardsUnavailable",
     "SnapshotNotReady",
     "SourceBusy",
@@ -111,16 +99,20 @@ __all__ = [
     "VertexNotFound",
 ]
 
+RuntimeName = Literal["ray", "local"]
+SourceLike = Source | Iterable[Update | None]
+"""A source: a file source, or any iterable of updates (``None``: nothing to read now)."""
+
 
 @dataclass
 class GraphStats:
-    """Vertex and edge totals, per-shard counters, and per source name what its last
-    ingestion read and its event-time counters (``out_of_order``, ``max_lateness``,
-    ``late_rejected``, ``late_applied``)."""
+    """Vertex and edge totals, per-shard counters (:class:`~shards.protocol.ShardStats`),
+    and per source name what its last ingestion read and its event-time counters
+    (``out_of_order``, ``max_lateness``, ``late_rejected``, ``late_applied``)."""
 
     vertices: int
     edges: int
-    shards: list[dict[str, Any]] = field(default_factory=list)
+    shards: list[ShardStats] = field(default_factory=list)
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -128,7 +120,7 @@ class GraphStats:
         return {
             "vertices": self.vertices,
             "edges": self.edges,
-            "shards": self.shards,
+            "shards": [s.as_dict() for s in self.shards],
             "sources": self.sources,
         }
 
@@ -180,32 +172,46 @@ def _recorded(manifest: Manifest, overrides: dict[str, Any]) -> None:
             overrides[name] = getattr(manifest, name)
 
 
-def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
-    """Run ``call``; while the actor is dead or restarting, wait for Ray to bring it back."""
-    for attempt in range(attempts):
-        try:
-            return call()
-        except ACTOR_ERRORS:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.1)
-    raise AssertionError("unreachable")
+def _described(
+    config: Config,
+    log_dir: Path,
+    name: str | None,
+    vertex_types: list[type[Vertex]] | None,
+    default_vertex: type[Vertex] | None,
+) -> tuple[Manifest, VertexTypes]:
+    """What the graph in ``log_dir`` is (its manifest, read or new) and its classes."""
+    if Manifest.exists(log_dir):
+        manifest = Manifest.read(log_dir)
+        manifest.check_shards(config.num_shards, log_dir)
+        types = (
+            VertexTypes(vertex_types, default_vertex)
+            if vertex_types
+            else manifest.types(vertex_types)
+        )
+        manifest.storage, manifest.placement = config.storage, config.placement  # type: ignore[assignment]
+        manifest.name = name
+        return manifest, types
+    types = VertexTypes(vertex_types, default_vertex)
+    manifest = Manifest.of(config.num_shards, types, config.storage, config.placement, name)  # type: ignore[arg-type]
+    return manifest, types
 
 
 class GraphCluster:
-    """A live, event-sourced graph: ``num_shards`` shard actors with RocksDB logs.
+    """A live, event-sourced graph: ``num_shards`` shards with RocksDB logs, on Ray
+    (``runtime="ray"``, the default) or in this process (``runtime="local"``).
 
-    >>> import chronoray as cr                                  # doctest: +SKIP
-    >>> with cr.GraphCluster(num_shards=2, log_dir="logs") as g:  # doctest: +SKIP
-    ...     g.ingest(cr.SnapEdgeSource("collegemsg.txt"))
-    ...     g.stats().edges
-    20296
+    >>> import chronoray as cr
+    >>> import tempfile
+    >>> with cr.GraphCluster(runtime="local", num_shards=2, log_dir=tempfile.mkdtemp()) as g:
+    ...     report = g.ingest([cr.Update.add_edge(1, 2, 10), cr.Update.add_edge(1, 2, 20)])
+    ...     report.updates, g.stats().edges, g.vertex(1)["out_edges"][2]["count"]
+    (2, 1, 2)
 
     ``vertex_types`` are the vertex classes the graph knows; ``default_vertex`` (default:
     the first of them, else :class:`~vertex.model.TemporalVertex`) is used for vertices
     created implicitly. Classes are recorded by import path in the log directory, so
     :meth:`open` finds them again (classes defined in ``__main__`` must be passed again).
-    ``name`` makes a detached named graph (see :meth:`create`). ``storage``,
+    ``name`` makes a detached named graph (see :meth:`create`; Ray only). ``storage``,
     ``placement`` and the rest are :class:`~chronoray.config.Config` fields.
     """
 
@@ -213,53 +219,44 @@ class GraphCluster:
         self,
         config: Config | None = None,
         *,
+        runtime: RuntimeName | RayGraph | LocalGraph = "ray",
         vertex_types: list[type[Vertex]] | None = None,
         default_vertex: type[Vertex] | None = None,
         name: str | None = None,
         **overrides: Any,
     ) -> None:
+        if isinstance(runtime, str):
+            runtime = self._started(runtime, config, vertex_types, default_vertex, name, overrides)
+        self._runtime: RayGraph | LocalGraph = runtime
+        self.config = runtime.config
+        self.name = name if isinstance(runtime, LocalGraph) else runtime.name
+        self.log_dir = runtime.log_dir
+        self.manifest = runtime.manifest
+        self._travel = TimeTravel(runtime)
+
+    @staticmethod
+    def _started(
+        runtime: str,
+        config: Config | None,
+        vertex_types: list[type[Vertex]] | None,
+        default_vertex: type[Vertex] | None,
+        name: str | None,
+        overrides: dict[str, Any],
+    ) -> RayGraph | LocalGraph:
+        if runtime not in ("ray", "local"):
+            raise ValueError(f"runtime must be 'ray' or 'local', got {runtime!r}")
         base = config or Config.load()
         given = {k: v for k, v in overrides.items() if v is not None}
-        self.config = base.replace(**given) if given else base
-        self.name = name
-        self.log_dir = Path(self.config.log_dir).resolve()
-        manifest = self._manifest(vertex_types, default_vertex)
-        ensure_ray(self.config)
-        self.graph_id = uuid.uuid4().hex[:10]
-        self._deployment = deploy(
-            self.config, self.log_dir, manifest, self._types, name, self.graph_id
-        )
-        self.manifest = manifest
-        self._setup(self._deployment, owner=name is None)
-
-    def _setup(self, deployment: Deployment, *, owner: bool) -> None:
-        self.namespace = deployment.namespace
-        self._controller_name = deployment.controller_name
-        self._controller = deployment.controller
-        self._shards = deployment.shards
-        self._owner = owner  # close() stops a private graph, detaches from a named one
-        self._pumps: dict[str, FeedPump] = {}
-        self._closed = False
+        config = base.replace(**given) if given else base
+        log_dir = Path(config.log_dir).resolve()
+        manifest, types = _described(config, log_dir, name, vertex_types, default_vertex)
+        if runtime == "local":
+            if name is not None:
+                raise ValueError("a named graph lives in a Ray cluster: runtime='ray'")
+            return LocalGraph(config, log_dir, manifest, types)
+        return RayGraph(config, log_dir, manifest, types, name)
 
     # -- construction -----------------------------------------------------------------
-
-    def _manifest(
-        self, vertex_types: list[type[Vertex]] | None, default_vertex: type[Vertex] | None
-    ) -> Manifest:
-        c = self.config
-        if Manifest.exists(self.log_dir):
-            manifest = Manifest.read(self.log_dir)
-            manifest.check_shards(c.num_shards, self.log_dir)
-            self._types = (
-                VertexTypes(vertex_types, default_vertex)
-                if vertex_types
-                else manifest.types(vertex_types)
-            )
-            manifest.storage, manifest.placement = c.storage, c.placement  # type: ignore[assignment]
-            manifest.name = self.name
-            return manifest
-        self._types = VertexTypes(vertex_types, default_vertex)
-        return Manifest.of(c.num_shards, self.types, c.storage, c.placement, self.name)  # type: ignore[arg-type]
 
     @classmethod
     def create(
@@ -291,28 +288,7 @@ class GraphCluster:
     def attach(cls, name: str, config: Config | None = None) -> GraphCluster:
         """A handle on the running named graph ``name`` (from any driver or job of the
         cluster); :class:`GraphNotFound` if there is none. ``close()`` detaches."""
-        config = config or Config.load()
-        ensure_ray(config)
-        try:
-            controller = ray.get_actor(CONTROLLER_NAME, namespace=graph_namespace(name))
-        except ValueError:
-            running = ", ".join(named_graphs()) or "none"
-            raise GraphNotFound(
-                f"no graph named {name!r} in the Ray cluster (running: {running})"
-            ) from None
-        info = ray.get(controller.info.remote())
-        graph = cls.__new__(cls)
-        graph.config = Config(**info["config"])
-        graph.name = name
-        graph.log_dir = Path(info["log_dir"])
-        graph.manifest = Manifest(**info["manifest"])
-        graph._types = None
-        graph.graph_id = info["graph_id"]
-        graph._deployment = Deployment(
-            graph.graph_id, info["namespace"], CONTROLLER_NAME, controller, info["shards"]
-        )
-        graph._setup(graph._deployment, owner=False)
-        return graph
+        return cls(runtime=RayGraph.attach(name, config or Config.load()))
 
     @staticmethod
     def running(config: Config | None = None) -> list[str]:
@@ -327,6 +303,7 @@ class GraphCluster:
         *,
         vertex_types: list[type[Vertex]] | None = None,
         config: Config | None = None,
+        runtime: RuntimeName = "ray",
         **overrides: Any,
     ) -> GraphCluster:
         """Reopen the graph persisted in ``log_dir``: every shard recovers from its log.
@@ -339,6 +316,7 @@ class GraphCluster:
         given = {k: v for k, v in overrides.items() if v is not None}
         return cls(
             (config or Config.load()).replace(log_dir=str(log_dir), **given),
+            runtime=runtime,
             vertex_types=types.classes,
             default_vertex=types.default,
         )
@@ -354,94 +332,86 @@ class GraphCluster:
     def close(self) -> None:
         """Let go of the graph: a private graph is stopped (:meth:`shutdown`), a named
         one keeps running for other drivers (this handle is done)."""
-        if self._closed:
-            return
-        if self._owner:
-            self.shutdown()
-        self._closed = True
+        self._runtime.close()
 
     def shutdown(self) -> None:
         """Stop the graph's sources, close every shard's log and stop its actors (the
         logs stay on disk; :meth:`open` or :meth:`create` reopens them)."""
-        self._closed = True
-        stop(self._deployment)
+        if isinstance(self._runtime, LocalGraph):
+            self._runtime.close()
+        else:
+            self._runtime.shutdown()
+
+    @property
+    def runtime(self) -> RuntimeName:
+        """Which runtime runs the graph: ``"ray"`` or ``"local"``."""
+        return "local" if isinstance(self._runtime, LocalGraph) else "ray"
+
+    def _ray(self, what: str) -> RayGraph:
+        """The Ray runtime, for what only it can do."""
+        if isinstance(self._runtime, LocalGraph):
+            raise RuntimeError(f"{what} needs runtime='ray' (this graph runs in this process)")
+        return self._runtime
 
     @property
     def types(self) -> VertexTypes:
         """The graph's vertex classes (imported from the manifest's record when attached)."""
-        if self._types is None:
-            self._types = self.manifest.types()
-        return self._types
+        return self._runtime.types
 
     @property
     def num_shards(self) -> int:
-        """Number of shard actors."""
+        """Number of shards."""
         return self.config.num_shards
 
     @property
+    def graph_id(self) -> str:
+        """The Ray graph's id (its actors' names hold it)."""
+        return self._ray("graph_id").graph_id
+
+    @property
+    def namespace(self) -> str:
+        """The Ray namespace of the graph's actors."""
+        return self._ray("namespace").namespace
+
+    @property
     def shards(self) -> list[Any]:
-        """The shard actor handles (for tests and tools)."""
-        return list(self._shards)
+        """The shard actor handles (for tests and tools; Ray only)."""
+        return self._ray("shards").shards
 
     def status(self, timeout: float = 2.0) -> GraphStatus:
         """Where each shard's log is, whether its node is alive and the shard answers
         (within ``timeout``), and each source's progress (what it waits for)."""
-        alive = {n.key for n in alive_nodes()}
-        pings = [s.ping.remote() for s in self._shards]
-        ready, _ = ray.wait(pings, num_returns=len(pings), timeout=timeout)
-        shards = []
-        for k, ref in enumerate(pings):
-            answering = False
-            if ref in ready:
-                try:
-                    ray.get(ref)
-                    answering = True
-                except ACTOR_ERRORS:
-                    pass
-            key = self.manifest.shard_nodes[k]
-            shards.append(
-                {"shard": k, "node": key, "node_alive": key in alive, "answering": answering}
-            )
-        sources: dict[str, dict[str, Any]] = {}
-        for source, actor in ray.get(self._controller.sources.remote()).items():
-            if actor is None:
-                pump = self._pumps.get(source)
-                sources[source] = pump.progress() if pump else {"fed from": "another driver"}
-                continue
-            try:
-                sources[source] = ray.get(actor.progress.remote(), timeout=timeout)
-            except (*ACTOR_ERRORS, ray.exceptions.GetTimeoutError):
-                sources[source] = {"waiting": "source actor restarting"}
-        return GraphStatus(self.name, self.config.storage, shards, sources)
+        if isinstance(self._runtime, LocalGraph):
+            shards = [
+                {"shard": k, "node": "local", "node_alive": True, "answering": True}
+                for k in range(self.num_shards)
+            ]
+            sources = self._runtime.runtime.progress()
+            return GraphStatus(self.name, self.config.storage, shards, sources)
+        return self._runtime.status(timeout)
 
     # -- ingestion --------------------------------------------------------------------
 
     def ingest(
         self,
-        source: Source | Iterable[Update],
-        *,
-        name: str | None = None,
-        on_error: Literal["raise", "skip"] = "raise",
-        rejects: str | Path | None = None,
-        progress: Progress = False,
-        total: int | None = None,
-        wait: bool = True,
-        in_driver: bool = False,
-        on_batch: Callable[[int], None] | None = None,
-        allowed_lateness: float | None = None,
-        late: LatePolicy = "reject",
-        sort: bool = False,
-        idle_timeout: float = 0.0,
+        source: SourceLike | Sequence[SourceLike],
+        options: IngestOptions | None = None,
+        /,
+        **keywords: Any,
     ) -> Any:
-        """Feed ``source`` into the graph.
+        """Feed ``source`` -- a file source, an iterable of updates, or a list of several
+        of them -- into the graph, as ``options`` (an
+        :class:`~chronoray.options.IngestOptions`; its fields may be given as keywords
+        instead, or on top) say. The one entry to ingestion on both runtimes.
 
-        By default a source actor on the cluster reads it (on this driver's node, where
-        its file is), batches it (``batch_size`` updates per shard, at most
+        On Ray by default a source actor on the cluster reads it (on this driver's node,
+        where its file is), batches it (``batch_size`` updates per shard, at most
         ``max_inflight`` unacknowledged batches per shard) and survives a crash of its own
-        process. ``wait=False`` returns an :class:`~chronoray.ingest.IngestJob` at once;
-        otherwise this waits until every update is acknowledged and the graph is idle and
-        returns the :class:`~chronoray.ingest.IngestReport` (``progress=True`` draws a
-        bar, ``total``: expected updates; a callable gets the count of updates read).
+        process; in process, this thread feeds it. ``wait=False`` returns an
+        :class:`~chronoray.ingest.IngestJob` at once; otherwise this waits until every
+        update is acknowledged and the graph is idle and returns the
+        :class:`~chronoray.ingest.IngestReport` (``progress=True`` draws a bar, ``total``:
+        expected updates; a callable gets the count of updates read).
 
         **Event time.** A source must be in time order: a file that is not is refused
         (:class:`~shards.watermark.OutOfOrder`, naming its first line going back) before
@@ -454,10 +424,13 @@ class GraphCluster:
         in the log). A source joining a graph that holds later updates from other sources
         cannot go back before them: such updates are late too. A source that reads nothing
         for ``idle_timeout`` seconds (default
-        :data:`~chronoray.ingest.DEFAULT_IDLE_TIMEOUT`) stops holding the graph's
-        watermark back: its own catches up with the other sources'.
+        :data:`~shards.coordinator.DEFAULT_IDLE_TIMEOUT`) stops holding the graph's
+        watermark back: its own catches up with the other sources' (an iterable yields
+        ``None`` for "nothing to read now").
 
-        Several sources at once: :meth:`ingest_many`.
+        Several sources at once -- a list of sources, or of iterables (a list of updates is
+        one source) -- open together and are merged by event time; their reports (or
+        jobs) come back as a list (:meth:`ingest_many` is the same).
 
         ``in_driver=True`` feeds from this process instead (``on_batch`` is then called
         with the number of batches sent after each send; tests inject faults with it). A
@@ -468,132 +441,49 @@ class GraphCluster:
         name, so two different lists never pass for the same source. Give a name to make
         ingesting the same list again a no-op.
         """
-        options = {"allowed_lateness": allowed_lateness, "late": late, "idle_timeout": idle_timeout}
-        if not isinstance(source, Source):
-            in_driver = in_driver or isinstance(source, Iterator)
-            source = IterableSource(source, name or f"iterable-{uuid.uuid4().hex[:12]}")
-        if on_batch is not None and not in_driver:
-            raise ValueError("on_batch= needs in_driver=True")
-        if sort:
-            source = SortedSource(source)
-        path = getattr(source, "path", None)
-        if progress is True and total is None and isinstance(path, Path):
-            total = count_lines(path)
-        reject_path = None if rejects is None else str(Path(rejects).resolve())
-        self._open_sources([source.name])
-        feed = feed_options(source, halves=self.types.stream_edges, **options)  # type: ignore[arg-type]
-        if in_driver:
-            return self._ingest_here(source, on_error, reject_path, progress, total, on_batch, feed)
-        job = self._start_source(source, on_error, reject_path, total, feed)
-        if not wait:
-            return job
-        report = job.wait(progress)
-        self.wait_idle()
-        return report
+        return self._ingest(source, _several(source), _options(options, keywords))
 
     def ingest_many(
         self,
-        items: list[Source | Iterable[Update]],
-        *,
-        on_error: Literal["raise", "skip"] = "raise",
-        rejects: str | Path | None = None,
-        progress: Progress = False,
-        wait: bool = True,
-        in_driver: bool = False,
-        allowed_lateness: float | None = None,
-        late: LatePolicy = "reject",
-        sort: bool = False,
-        idle_timeout: float = 0.0,
+        items: Sequence[SourceLike],
+        options: IngestOptions | None = None,
+        /,
+        **keywords: Any,
     ) -> list[Any]:
         """Feed several sources at once (files, iterables), with the options of
-        :meth:`ingest`; returns their reports (or, ``wait=False``, their jobs).
+        :meth:`ingest`; returns their reports (or, ``wait=False``, their jobs). The same
+        as ``ingest([a, b, ...])``.
 
         They open together, before any of them sends: the graph's watermark is the
         minimum over them, and the shards merge their updates by event time -- every
-        vertex sees them in time order, whatever the sources' relative speed. Each runs
-        in a source actor of its own (one-shot iterators, or ``in_driver=True``, in a
-        thread of this driver)."""
-        options = {"allowed_lateness": allowed_lateness, "late": late, "idle_timeout": idle_timeout}
-        sources: list[Source] = []
-        here: list[bool] = []
-        for item in items:
-            if isinstance(item, Source):
-                src, driver = item, in_driver
-            else:
-                src = IterableSource(item, f"iterable-{uuid.uuid4().hex[:12]}")
-                driver = in_driver or isinstance(item, Iterator)
-            sources.append(SortedSource(src) if sort else src)
-            here.append(driver)
-        if len({s.name for s in sources}) < len(sources):
-            raise ValueError("several sources at once need distinct names")
-        if any(here) and not wait:
-            raise ValueError("sources fed from the driver need wait=True")
-        reject_path = None if rejects is None else str(Path(rejects).resolve())
-        self._open_sources([s.name for s in sources])
-        halves = self.types.stream_edges
-        feeds = [feed_options(s, halves=halves, **options) for s in sources]
-        jobs = [
-            None if driver else self._start_source(src, on_error, reject_path, None, feed)
-            for src, driver, feed in zip(sources, here, feeds, strict=True)
-        ]
-        if not wait:
-            return jobs
-        with ThreadPoolExecutor(max(1, len(sources))) as pool:
-            futures = [
-                pool.submit(self._ingest_here, src, on_error, reject_path, False, None, None, feed)
-                if driver
-                else pool.submit(job.wait, progress)  # type: ignore[union-attr]
-                for src, driver, feed, job in zip(sources, here, feeds, jobs, strict=True)
-            ]
-            reports = [f.result() for f in futures]
-        self.wait_idle()
-        return reports
+        vertex sees them in time order, whatever the sources' relative speed. On Ray each
+        runs in a source actor of its own (one-shot iterators, or ``in_driver=True``, in
+        a thread of this driver)."""
+        results: list[Any] = self._ingest(list(items), True, _options(options, keywords))
+        return results
 
-    def _open_sources(self, names: list[str]) -> None:
-        """Register sources ``names`` with the controller, all before any of them sends;
-        a name already feeding is refused (:class:`SourceBusy`) and nothing is opened."""
-        opened: list[str] = []
-        for name in names:
-            if not ray.get(self._controller.open_source.remote(name)):
-                for done in opened:
-                    ray.get(self._controller.close_source.remote(done, {"report": None}))
-                raise SourceBusy(f"source {name!r} is already feeding this graph")
-            opened.append(name)
+    def _ingest(self, source: Any, several: bool, options: IngestOptions) -> Any:
+        items = list(source) if several else [source]
+        if not several and options.on_batch is not None and not options.in_driver:
+            raise ValueError("on_batch= needs in_driver=True")
+        sources = [self._source(item, options, several) for item in items]
+        if not several and options.progress is True and options.total is None:
+            path = getattr(sources[0][0], "path", None)
+            if isinstance(path, Path):
+                options = options.replace(total=count_lines(path))
+        results = self._runtime.ingest(sources, options) if sources else []
+        return results if several else results[0]
 
-    def _start_source(
-        self,
-        source: Source,
-        on_error: Literal["raise", "skip"],
-        rejects: str | None,
-        total: int | None,
-        options: dict[str, Any],
-    ) -> IngestJob:
-        """The source actor feeding ``source``, on this driver's node."""
-        c = self.config
-        actor = (
-            ray.remote(SourceActor)
-            .options(
-                num_cpus=0,
-                max_restarts=-1,
-                max_concurrency=8,
-                namespace=self.namespace,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(
-                    ray.get_runtime_context().get_node_id(), soft=False
-                ),
-                **({"lifetime": "detached"} if self.name is not None else {}),
-            )
-            .remote(
-                source,
-                (self.graph_id, self.namespace, self._controller_name, self.num_shards),
-                c.batch_size,
-                c.max_inflight,
-                on_error,
-                rejects,
-                options,
-            )
-        )
-        ray.get(self._controller.source_actor.remote(source.name, actor))
-        return IngestJob(source.name, actor, self._controller, total)
+    @staticmethod
+    def _source(item: SourceLike, options: IngestOptions, several: bool) -> tuple[Source, bool]:
+        """``item`` as a source, and whether it must be fed from this process (a one-shot
+        iterator cannot be shipped to, nor re-read by, a restarted source actor)."""
+        here = options.in_driver
+        if not isinstance(item, Source):
+            here = here or isinstance(item, Iterator)
+            name = None if several else options.name
+            item = IterableSource(item, name or f"iterable-{uuid.uuid4().hex[:12]}")  # type: ignore[arg-type]
+        return (SortedSource(item) if options.sort else item), here
 
     def ingest_spark(
         self,
@@ -609,7 +499,7 @@ class GraphCluster:
         parts: int | None = None,
         on_error: Literal["raise", "skip"] = "raise",
         rejects: str | Path | None = None,
-        progress: Progress = False,
+        progress: Any = False,
         wait: bool = True,
     ) -> SparkIngestReport | SparkIngestJob:
         """Feed a Spark DataFrame (of this process's RayDP session, :meth:`spark`) into the
@@ -638,19 +528,19 @@ class GraphCluster:
         with ``wait=False`` a :class:`~chronoray.spark_source.SparkIngestJob` at once
         (this process owns the rows in the object store: keep it until the job ends).
         """
-        from chronoray.spark_source import start_spark_ingest
-        from spark_bridge.ingest import UpdateColumns
-
-        columns = UpdateColumns.of(src, dst, time, kind, props, ids)
-        job = start_spark_ingest(
-            self,
+        job = self._ray("ingest_spark").ingest_spark(
             frame,
-            columns,
-            active=ray.get(self._controller.sources.remote()),
+            src=src,
+            dst=dst,
+            time=time,
+            kind=kind,
+            props=props,
             source=source,
-            parts=parts or self.num_shards,
+            ids=ids,
+            parts=parts,
             on_error=on_error,
-            rejects=None if rejects is None else str(Path(rejects).resolve()),
+            rejects=rejects,
+            graph=self,
         )
         if not wait:
             return job
@@ -658,38 +548,14 @@ class GraphCluster:
         self.wait_idle()
         return report
 
-    def _ingest_here(
-        self,
-        source: Source,
-        on_error: Literal["raise", "skip"],
-        rejects: str | None,
-        progress: Progress,
-        total: int | None,
-        on_batch: Callable[[int], None] | None,
-        options: dict[str, Any],
-    ) -> IngestReport:
-        final: dict[str, Any] = {"report": None, "error": None}
-        with self.feeding(source.name, final, opened=True, **options) as pump:
-            pump.on_batch = on_batch
-            with ingest_reporter(progress, source.name, total) as bar:
-                report, error = feed_source(
-                    pump, source, on_error, rejects, lambda n: bar(dict(pump.progress(), read=n))
-                )
-            final["report"] = report.as_dict()
-        self.wait_idle()
-        if error is not None:
-            raise error
-        return report
-
-    @contextmanager
     def feeding(
         self,
         name: str,
-        final: dict[str, Any] | None = None,
+        final: SourceFinal | None = None,
         *,
         opened: bool = False,
         **options: Any,
-    ) -> Iterator[FeedPump]:
+    ) -> AbstractContextManager[FeedPump]:
         """Feed source ``name`` from this process (the gRPC gateway feeds its streams this
         way): the source is registered with the graph's controller (:class:`SourceBusy`
         if a source of that name is feeding already; ``opened``: it was, with others),
@@ -702,55 +568,31 @@ class GraphCluster:
         through this handle asks the pump how far the source has read. On exit the source
         is closed (its frontier no longer holds messages back) with ``final`` as its
         report."""
-        if not opened:
-            self._open_sources([name])
-        try:
-            c = self.config
-            floor = ray.get(self._controller.source_floor.remote(name))
-            options = {"halves": self.types.stream_edges, **options}
-            pump = FeedPump.resume(
-                name,
-                self._shards,
-                self._controller,
-                c.batch_size,
-                c.max_inflight,
-                floor=floor,
-                **options,
-            )
-            self._pumps[name] = pump
-            yield pump
-        finally:  # closed first: a time cut never sees it active without its pump
-            report = final if final is not None else {"report": None, "error": None}
-            ray.get(self._controller.close_source.remote(name, report))
-            self._pumps.pop(name, None)
+        return self._ray("feeding()").feeding(name, final, opened=opened, **options)
 
     def wait_idle(self, timeout: float | None = None) -> None:
-        """Block until no message is pending anywhere: two consecutive rounds of shard
-        stats show empty outboxes (live computations' messages included) and unchanged
-        worker clocks and computation-message counters."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        previous: list[tuple[int, int]] | None = None
-        while True:
-            stats = self._all_stats()
-            clocks = [(s["worker_clock"], s["side_processed"]) for s in stats]
-            idle = all(s["pending"] == 0 and s["side_pending"] == 0 for s in stats)
-            if idle and clocks == previous:
-                return
-            previous = clocks
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("graph still busy")
+        """Block until no message is pending anywhere (live computations' messages
+        included); on Ray each shard waits for its own quiet (a long poll), so the driver
+        does not spin."""
+        self._runtime.wait_idle(timeout)
+
+    def wait_until_complete(self, t: float, timeout: float = 120.0) -> None:
+        """Return once every update with time ``<= t`` and every message it caused is
+        logged: every source feeding the graph read past ``t`` and its batches holding
+        such updates were applied, and no shard holds an unacknowledged message of time
+        ``<= t``. Raises :class:`SnapshotNotReady` if a source has not read past ``t``
+        (or is not in time order, or is fed by another driver), or if that is still not
+        so after ``timeout`` seconds."""
+        self._runtime.wait_until_complete(t, timeout)
 
     # -- queries ----------------------------------------------------------------------
-
-    def _shard(self, vertex_id: VertexId) -> Any:
-        return self._shards[shard_of(vertex_id, self.num_shards)]
 
     def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
         """Type, clock, event time, state, out- and in-edges of ``vertex_id``.
 
         Raises :class:`VertexNotFound` for an unknown id.
         """
-        return ray.get(self._shard(vertex_id).vertex.remote(vertex_id))  # type: ignore[no-any-return]
+        return self._runtime.vertex(vertex_id)
 
     def out_edges(self, vertex_id: VertexId) -> dict[VertexId, dict[str, Any]]:
         """Outgoing edges of ``vertex_id`` (target -> properties)."""
@@ -761,40 +603,26 @@ class GraphCluster:
         return self.vertex(vertex_id)["in_edges"]  # type: ignore[no-any-return]
 
     def stats(self) -> GraphStats:
-        """Vertex and edge totals and per-shard counters."""
-        shards = self._all_stats()
+        """Vertex and edge totals, per-shard counters and per-source summaries."""
+        shards = self._runtime.stats()
         return GraphStats(
-            vertices=sum(s["vertices"] for s in shards),
-            edges=sum(s["edges"] for s in shards),
+            vertices=sum(s.vertices for s in shards),
+            edges=sum(s.edges for s in shards),
             shards=shards,
-            sources=ray.get(self._controller.summary.remote()),
+            sources=self._runtime.summary(),
         )
 
     def edges(self) -> Iterator[tuple[VertexId, VertexId, dict[str, Any]]]:
         """Every edge as ``(src, dst, props)``, shard by shard."""
-        for part in ray.get([s.edges.remote() for s in self._shards]):
-            yield from part
+        return self._runtime.edges()
 
     def degrees(self) -> dict[VertexId, tuple[int, int]]:
         """``vertex -> (out_degree, in_degree)`` for the whole graph."""
-        parts = ray.get([s.degrees.remote() for s in self._shards])
-        return {v: (o, i) for part in parts for v, o, i in part}
+        return self._runtime.degrees()
 
     def errors(self) -> list[tuple[int, int, VertexId, str]]:
         """Recent failed behaviors as ``(shard, worker clock, vertex, error)``."""
-        parts = ray.get([s.recent_errors.remote() for s in self._shards])
-        return [(k, wc, v, e) for k, part in enumerate(parts) for wc, v, e in part]
-
-    def _all_stats(self, pending_time: bool = False) -> list[dict[str, Any]]:
-        """Every shard's stats, waiting up to 30 s for restarting shards; then
-        :class:`ShardsUnavailable` saying which shard waits for which node."""
-        try:
-            return _retrying(  # type: ignore[no-any-return]
-                lambda: ray.get([s.stats.remote(pending_time) for s in self._shards]), 300
-            )
-        except ACTOR_ERRORS:
-            problems = "; ".join(self.status().describe()) or "a shard does not answer"
-            raise ShardsUnavailable(problems) from None
+        return self._runtime.errors()
 
     # -- time travel ------------------------------------------------------------------
 
@@ -806,7 +634,7 @@ class GraphCluster:
     def shard_node_ids(self) -> list[str]:
         """The Ray node each shard runs on now (tasks reading its log go there); waits
         for a restarting shard."""
-        return _retrying(lambda: ray.get([s.node.remote() for s in self._shards]))  # type: ignore[no-any-return]
+        return self._ray("shard_node_ids()").shard_node_ids()
 
     @property
     def log_node_id(self) -> str:
@@ -821,14 +649,8 @@ class GraphCluster:
         self, function: Callable[..., Any], args: dict[int, tuple[Any, ...]]
     ) -> dict[int, Any]:
         """``function(store, *args[k])`` against a read-only handle of shard ``k``'s log,
-        for every ``k`` in ``args``, in parallel tasks on the shards' nodes."""
-        nodes = self.shard_node_ids()
-        with ThreadPoolExecutor(max(1, len(args))) as pool:
-            futures = {
-                k: pool.submit(read_log, self.shard_log_path(k), nodes[k], function, *a)
-                for k, a in args.items()
-            }
-            return {k: f.result() for k, f in futures.items()}
+        for every ``k`` in ``args`` (on Ray in parallel tasks on the shards' nodes)."""
+        return self._runtime.read_logs(function, args)
 
     def snapshot(
         self,
@@ -847,29 +669,7 @@ class GraphCluster:
         ``t1`` restricted to what changed in ``[t0, t1]``, edges with ``window_count``.
         No argument: the current graph, as a consistent cut of the worker clocks now.
         """
-        if sum(x is not None for x in (at, clock, window)) > 1:
-            raise ValueError("give at most one of at=, clock=, window=")
-        paths = [self.shard_log_path(k) for k in range(self.num_shards)]
-        if clock is not None:
-            cut = tuple(int(c) for c in clock)
-            if len(cut) != self.num_shards:
-                raise ValueError(f"clock needs {self.num_shards} components, got {len(cut)}")
-            meta = SnapshotMeta("clock", clock=list(cut))
-            return build_snapshot(paths, self.shard_node_ids(), meta, clock=cut)
-        if window is not None:
-            t0, t1 = window
-            if t0 > t1:
-                raise ValueError(f"window start {t0} is after its end {t1}")
-            self.wait_until_complete(t1, timeout)
-            meta = SnapshotMeta("window", at=t1, window=(t0, t1))
-            return build_snapshot(paths, self.shard_node_ids(), meta, at=t1, since=t0)
-        if at is not None:
-            self.wait_until_complete(at, timeout)
-            meta = SnapshotMeta("time", at=at)
-            return build_snapshot(paths, self.shard_node_ids(), meta, at=at)
-        now = tuple(s["worker_clock"] for s in self._all_stats())
-        meta = SnapshotMeta("now", clock=list(now))
-        return build_snapshot(paths, self.shard_node_ids(), meta, clock=now)
+        return self._travel.snapshot(at, clock=clock, window=window, timeout=timeout)
 
     def vertex_state(
         self,
@@ -881,36 +681,15 @@ class GraphCluster:
         """The state of ``vertex_id`` at time ``at`` or at the consistent cut within
         ``clock`` (neither: now), read from its shard's log. :class:`VertexNotFound` if it
         did not exist then."""
-        shard = shard_of(vertex_id, self.num_shards)
-        path = self.shard_log_path(shard)
-        node = self.shard_node_ids()[shard]
-        if clock is not None:
-            bound = read_log(path, node, consistent_bound, shard, tuple(clock))
-            found = read_log(path, node, vertex_state_at, vertex_id, bound=bound)
-        elif at is not None:
-            self.wait_until_complete(at, 120.0)
-            found = read_log(path, node, vertex_state_at, vertex_id, at=at)
-        else:
-            return self.vertex(vertex_id)
-        if found is None:
-            raise VertexNotFound(vertex_id)
-        return found  # type: ignore[no-any-return]
+        found = self._travel.vertex_state(vertex_id, at, clock=clock)
+        return self.vertex(vertex_id) if found is None else found
 
     def history(
         self, vertex_id: VertexId, t0: float | None = None, t1: float | None = None
     ) -> list[dict[str, Any]]:
         """Every state of ``vertex_id`` with time in ``[t0, t1]`` (with its clock, time and
         shard worker clock), preceded by the state it had at ``t0``."""
-        shard = shard_of(vertex_id, self.num_shards)
-        lo = -math.inf if t0 is None else t0
-        hi = math.inf if t1 is None else t1
-        if t1 is not None:
-            self.wait_until_complete(t1, 120.0)
-        node = self.shard_node_ids()[shard]
-        states = read_log(self.shard_log_path(shard), node, vertex_history, vertex_id, lo, hi)
-        if not states:
-            raise VertexNotFound(vertex_id)
-        return states  # type: ignore[no-any-return]
+        return self._travel.history(vertex_id, t0, t1)
 
     # -- Spark ------------------------------------------------------------------------
 
@@ -918,18 +697,7 @@ class GraphCluster:
         """The process's Spark session, its executors Ray actors in this Ray cluster (RayDP),
         sized by ``Config.spark_*`` when it starts; reused afterwards, stopped at exit. The
         JVM's own output goes to the driver log (:func:`~chronoray.connect.driver_log_path`)."""
-        from chronoray.connect import driver_log_path, quiet_ray_logs
-        from spark_bridge.session import spark_session
-
-        quiet_ray_logs(data=True)
-        c = self.config
-        return spark_session(
-            executors=c.spark_executors,
-            executor_cores=c.spark_executor_cores,
-            executor_memory=c.spark_executor_memory,
-            shuffle_partitions=c.spark_shuffle_partitions,
-            log_file=driver_log_path(),
-        )
+        return self._ray("spark()").spark()
 
     def analyze(
         self,
@@ -971,50 +739,7 @@ class GraphCluster:
             snapshots = self.snapshot(at, clock=clock, window=window)
         return run_analysis(self.spark, name, snapshots, **params)
 
-    def wait_until_complete(self, t: float, timeout: float = 120.0) -> None:
-        """Return once every update with time ``<= t`` and every message it caused is
-        logged: every source feeding the graph read past ``t`` and its batches holding
-        such updates were applied, and no shard holds an unacknowledged message of time
-        ``<= t``. Raises :class:`SnapshotNotReady` if a source has not read past ``t``
-        (or is not in time order, or is fed by another driver), or if that is still not
-        so after ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            waiting: dict[str, list[tuple[int, int]]] = {}
-            for name, actor in ray.get(self._controller.sources.remote()).items():
-                waiting[source_channel(name)] = self._source_open_through(name, actor, t)
-            stats = self._all_stats(pending_time=True)
-            complete = all(s["min_pending_time"] > t for s in stats) and all(
-                shard >= 0 and stats[shard]["applied"].get(channel, 0) >= last
-                for channel, batches in waiting.items()
-                for shard, last in batches
-            )
-            if complete:
-                return
-            if time.monotonic() > deadline:
-                raise SnapshotNotReady(f"time {t} still incomplete after {timeout} s")
-
-    def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]]:
-        """The open batches of source ``name`` holding updates of time ``<= t``."""
-        if actor is None:
-            pump = self._pumps.get(name)
-            if pump is None:
-                raise SnapshotNotReady(
-                    f"source {name} is fed from another driver; a time snapshot can only be "
-                    "taken once its ingestion ended (feed it through a source actor instead)"
-                )
-            reason, batches = pump.complete_through(t)
-        else:
-            reason, batches = _retrying(lambda: ray.get(actor.complete_through.remote(t)))
-        if reason is not None:
-            raise SnapshotNotReady(reason)
-        return batches
-
     # -- live computations, notification streams, indexes -----------------------------
-
-    @property
-    def _live(self) -> RayBackend:
-        return RayBackend(self._shards, self.wait_idle)
 
     def start_computation(self, computation: Computation, id: str | None = None) -> LiveComputation:
         """Register an ephemeral computation on the running graph and return its handle.
@@ -1026,12 +751,12 @@ class GraphCluster:
         memory: a shard that crashes and restarts comes back without it -- stop it and
         start it again. ``id`` defaults to a fresh one.
         """
-        return start_computation(self._live, computation, id)
+        return self._runtime.start_computation(computation, id)
 
     def computation(self, id: str, computation: Computation) -> LiveComputation:
         """A handle on the running computation ``id`` (``computation``: the object it
         was started with, which turns shard results into the aggregated result)."""
-        return LiveComputation(self._live, id, computation)
+        return self._runtime.computation(id, computation)
 
     def subscribe(
         self,
@@ -1052,8 +777,9 @@ class GraphCluster:
         stream with the same filter goes on where it stood: what came after it is replayed
         from the logs, then the stream is live (nothing missed, nothing repeated). Close
         it when done."""
-        spec = NotificationFilter.of(types, ids, predicate)
-        return subscribe(self._live, spec, buffer, since, resume)
+        return self._runtime.subscribe(
+            types, ids, predicate, buffer=buffer, since=since, resume=resume
+        )
 
     def index(self, name: str) -> Index:
         """The secondary index ``name`` declared by a vertex class (``indexes`` class
@@ -1062,4 +788,20 @@ class GraphCluster:
         if name not in names:
             declared = ", ".join(sorted(names)) or "none"
             raise KeyError(f"no index {name!r} (declared by the vertex classes: {declared})")
-        return Index(self._live, name)
+        return self._runtime.index(name)
+
+
+def _several(source: Any) -> bool:
+    """Whether ``ingest``'s argument is several sources: a list or tuple of sources or of
+    iterables (a list of updates is one source)."""
+    if not isinstance(source, list | tuple) or not source:
+        return False
+    return not any(isinstance(item, Update) or item is None for item in source)
+
+
+def _options(options: IngestOptions | None, keywords: dict[str, Any]) -> IngestOptions:
+    """``options`` with the keyword forms (the same field names) applied."""
+    base = options if options is not None else IngestOptions()
+    if not isinstance(base, IngestOptions):
+        raise TypeError(f"options must be an IngestOptions, got {base!r}")
+    return base.replace(**keywords) if keywords else base

@@ -29,12 +29,12 @@ Guarantees:
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,33 +51,36 @@ from chronoray.sources import (
     late_record,
     read_updates,
 )
-from shards.core import Batch
+from shards.coordinator import DEFAULT_IDLE_TIMEOUT, AdvanceWatermark, Resend, source_channel
+from shards.core import Batch, Outcome
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
 from shards.watermark import LatePolicy, show_time
-from shards.worker import ACTOR_ERRORS, shard_actor_name
+from shards.worker import ACTOR_ERRORS, answer, shard_actor_name
 from vertex.records import Update
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "FeedPump",
+    "FinishedJob",
     "IngestJob",
     "IngestReport",
     "SourceActor",
+    "SourceFinal",
+    "SourceJob",
     "count_lines",
     "feed_options",
     "feed_source",
     "ingest_reporter",
+    "report_of",
 ]
 
 _POLL = 0.2
-DEFAULT_IDLE_TIMEOUT = 10.0
-"""Seconds a source may read nothing before it stops holding the graph's watermark back."""
 _WAIT = 2.0  # seconds a pump waits on a shard for merged updates before it looks again
 OnError = Literal["raise", "skip"]
 
 
-@dataclass
+@dataclass(slots=True)
 class IngestReport:
     """What one ingestion of a source did. ``updates`` counts every update read
     (``skipped``: those a shard had applied before, e.g. after a resume; ``rejected``:
@@ -133,7 +136,11 @@ def _retrying(call: Callable[[], Any], status: Callable[[str | None], None], wha
 
 class FeedPump:
     """Drives one :class:`SourceFeed` against the shard actors (one thread; other threads
-    may call :meth:`complete_through` and :meth:`progress`)."""
+    may call :meth:`complete_through` and :meth:`progress`).
+
+    While it runs, a watchdog thread long-polls the graph's controller for what this
+    source should do -- resend to a restarted shard, catch its watermark up with the
+    other sources' after :attr:`idle_timeout` seconds without reading -- and does it."""
 
     def __init__(
         self,
@@ -142,6 +149,7 @@ class FeedPump:
         controller: Any,
         max_inflight: int,
         on_batch: Callable[[int], None] | None = None,
+        incarnations: list[str] | None = None,
     ) -> None:
         self.feed = feed
         self.shards = shards
@@ -150,12 +158,15 @@ class FeedPump:
         self.on_batch = on_batch
         self.waiting: str | None = None
         self.lock = threading.RLock()
-        self._inflight: list[deque[tuple[Batch, Any, float]]] = [deque() for _ in shards]
-        self._told = (feed.frontier, self.promise)
+        self._inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in shards]
+        self._incarnations = incarnations or [""] * len(shards)
+        self._told = (feed.frontier, feed.promise().time)
         self._in_callback = False
         self.idle_timeout = DEFAULT_IDLE_TIMEOUT
         self._last_read = time.monotonic()
-        self._running = False
+        self._reading = False
+        self._closed = False
+        self._watchdog: threading.Thread | None = None
 
     @classmethod
     def resume(
@@ -173,71 +184,89 @@ class FeedPump:
         ``options`` go to its :class:`SourceFeed` (lateness, late policy, floor, halves);
         ``idle_timeout``: seconds without reading after which the source times out
         (``0``: :data:`DEFAULT_IDLE_TIMEOUT`)."""
-        pump = cls(SourceFeed(name, len(shards), batch_size), shards, controller, max_inflight)
-        channel = pump.feed.channel
-        stats = _retrying(
-            lambda: ray.get([s.stats.remote() for s in shards]), pump._status, "the shards"
+        channel = source_channel(name)
+        waiting: list[str | None] = [None]
+        positions = _retrying(
+            lambda: ray.get([s.wait_applied.remote(channel, 0, 0.0) for s in shards]),
+            lambda text: waiting.__setitem__(0, text),
+            "the shards",
         )
-        applied = [s["applied"].get(channel, 0) for s in stats]
-        pump.feed = SourceFeed(name, len(shards), batch_size, applied, **options)
-        pump._told = (pump.feed.frontier, pump.promise)
+        feed = SourceFeed(name, len(shards), batch_size, [p.applied for p in positions], **options)
+        pump = cls(feed, shards, controller, max_inflight, None, [p.incarnation for p in positions])
         pump.idle_timeout = idle_timeout or DEFAULT_IDLE_TIMEOUT
         return pump
 
     def _status(self, text: str | None) -> None:
         self.waiting = text
 
-    @property
-    def promise(self) -> float:
-        """No update this source sends from now on is earlier: nothing unsent, nor in a
-        call a shard has not taken yet, is."""
-        times = [m for inflight in self._inflight for _, _, m in tuple(inflight)]
-        times.append(self.feed.unsent_floor)
-        return min(times)
-
     def run(
-        self, updates: Iterable[Update], tick: Callable[[int], None], *, end: bool = False
+        self, updates: Iterable[Update | None], tick: Callable[[int], None], *, end: bool = False
     ) -> None:
         """Feed every update, then send what is buffered and wait until the shards
         applied all of it; ``end``: these are the source's last updates -- what the
         reordering still holds is released too, and the source promises nothing more
-        (without it, ``run`` can be called again with the next updates). Meanwhile a
-        watchdog thread catches the source's watermark up with the other sources'
-        whenever it read nothing for :attr:`idle_timeout` seconds."""
-        self._running = True
-        watchdog = threading.Thread(target=self._watch_idle, daemon=True)
-        watchdog.start()
+        (without it, ``run`` can be called again with the next updates). ``None`` among
+        the updates: nothing to read now (the source is idle meanwhile)."""
+        self._watching()
+        self._reading = True
         try:
             for update in updates:
+                if update is None:
+                    time.sleep(_POLL / 4)
+                    continue
                 with self.lock:
                     self._last_read = time.monotonic()
                     self._send_all(self.feed.offer(update))
                 if self.feed.read % 1000 == 0:
                     tick(self.feed.read)
         finally:  # also at a bad record: what came before it is applied in full
-            self._running = False
+            self._reading = False
             with self.lock:
                 self._send_all(self.feed.end() if end else self.feed.flush())
             self._applied_all()
+            if end:
+                self.close()
             tick(self.feed.read)
 
-    def _watch_idle(self) -> None:
-        """An idle source times out (as in stream processors): its watermark moves up to
-        the smallest promise of the other sources, so it stops holding the graph's back;
-        what it reads later below that is late."""
-        while self._running:
-            time.sleep(min(self.idle_timeout / 4, _POLL))
+    def close(self) -> None:
+        """Stop the watchdog (the source is done)."""
+        self._closed = True
+
+    def _watching(self) -> None:
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watch, daemon=True)
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        """Carry out the controller's instructions for this source until it is closed, and
+        tell it when the source, reading, has read nothing for :attr:`idle_timeout`
+        seconds (as in stream processors, it then stops holding the graph's watermark
+        back; what it reads later below that is late)."""
+        name = self.feed.source
+        wait = min(self.idle_timeout / 4, _POLL)
+        while not self._closed:
+            todo = _retrying(
+                lambda: ray.get(self.controller.instructions.remote(name, wait)),
+                self._status,
+                "the graph's controller",
+            )
             idle = time.monotonic() - self._last_read
-            if idle < self.idle_timeout or not self._running:
-                continue
-            others = ray.get(self.controller.watermark.remote(self.feed.source))
+            if self._reading and idle >= self.idle_timeout:
+                todo += ray.get(self.controller.source_idle.remote(name))
             with self.lock:
-                if not self._running or not math.isfinite(others):
-                    continue
-                if others > self.feed.watermark:
-                    self._send_all(self.feed.advance(others))
-                    self._tell_frontier()
-                    self.waiting = f"idle for {idle:.0f} s: watermark moved up to {others}"
+                for instruction in todo:
+                    self._carry_out(instruction, idle)
+
+    def _carry_out(self, instruction: Any, idle: float) -> None:
+        match instruction:
+            case Resend(shard=shard, incarnation=incarnation):
+                if incarnation != self._incarnations[shard]:
+                    self._resend(shard)
+            case AdvanceWatermark(watermark=mark) if self._reading and not self.feed.ended:
+                if mark > self.feed.watermark:
+                    self._send_all(self.feed.advance(mark))
+                    self._tell_progress()
+                    self.waiting = f"idle for {idle:.0f} s: watermark moved up to {mark}"
 
     def _send_all(self, batches: list[tuple[int, Batch]]) -> None:
         """Send ``batches``; at a barrier, wait for it, then send what it held back."""
@@ -252,8 +281,7 @@ class FeedPump:
             batches = self.feed.pass_barrier()
 
     def _send(self, shard: int, batch: Batch) -> None:
-        min_ts = min(m[4] for _, m in batch.items)
-        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch), min_ts))
+        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch)))
         if self.on_batch is not None and not self._in_callback:
             self._in_callback = True  # a callback that takes a snapshot must not re-enter
             try:
@@ -261,88 +289,88 @@ class FeedPump:
             finally:
                 self._in_callback = False
         self._settle(shard, self.max_inflight)
-        self._tell_frontier()
+        self._tell_progress()
 
-    def _tell_frontier(self) -> None:
-        frontier, promise = self.feed.frontier, self.promise
+    def _tell_progress(self) -> None:
+        """Tell the controller the feed's frontier and promise when either went up."""
+        frontier, promise = self.feed.frontier, self.feed.promise()
         told_frontier, told_promise = self._told
-        if frontier > told_frontier or promise > told_promise:
-            self._told = (max(frontier, told_frontier), max(promise, told_promise))
-            told = (self.feed.source, *self._told, self.feed.max_ts)
-            self.controller.source_frontier.remote(*told)
+        if frontier > told_frontier or promise.time > told_promise:
+            self._told = (max(frontier, told_frontier), max(promise.time, told_promise))
+            name, reach = self.feed.source, self.feed.max_ts
+            self.controller.source_progress.remote(name, frontier, promise, reach)
 
     def _settle(self, shard: int, keep: int) -> None:
         """Wait until at most ``keep`` calls to ``shard`` are open, and take every
-        answered one: a call the shard took no longer holds this source's promise down
-        (other sources' updates merge up to it)."""
+        answered one."""
         inflight = self._inflight[shard]
         while len(inflight) > keep or (inflight and _answered(inflight[0][1])):
-            ref = inflight[0][1]
             try:
-                applied, _ = ray.get(ref)
+                outcome = ray.get(inflight[0][1])
             except ACTOR_ERRORS:
                 self._resend(shard)
                 continue
             inflight.popleft()
-            self.feed.ack(shard, applied)
+            self._take(shard, outcome)
+
+    def _take(self, shard: int, outcome: Outcome) -> None:
+        """Take a shard's answer; one from a new incarnation of it (it restarted and lost
+        what it had queued) makes this source resend what it has not logged."""
+        self.feed.ack(shard, outcome.applied)
+        if outcome.incarnation != self._incarnations[shard]:
+            self._resend(shard)
 
     def _resend(self, shard: int) -> None:
         """Resend every open batch of ``shard``, in order, once it is back."""
         self._inflight[shard].clear()
         actor = self.shards[shard]
         for batch in self.feed.unacked(shard):
-            applied, _ = _retrying(
-                lambda b=batch: ray.get(actor.push.remote(b)), self._status, f"shard {shard}"
+            outcome = _retrying(partial(_push, actor, batch), self._status, f"shard {shard}")
+            self._incarnations[shard] = outcome.incarnation
+            self.feed.ack(shard, outcome.applied)
+        if not self.feed.open_batches(shard):  # nothing to resend: just take its id
+            outcome = _retrying(
+                lambda: ray.get(actor.wait_applied.remote(self.feed.channel, 0, 0.0)),
+                self._status,
+                f"shard {shard}",
             )
-            self.feed.ack(shard, applied)
+            self._incarnations[shard] = outcome.incarnation
 
     def _applied_all(self) -> None:
         """Return once every batch sent was applied: the shards may hold updates to merge
-        them with other sources' by event time, and a shard that restarted meanwhile
-        gets its open batches again. The lock is not held while a shard is waited for
-        (unless the caller holds it): a time cut asks this pump meanwhile."""
+        them with other sources' by event time (a long poll on each shard), and a shard
+        that restarted meanwhile gets its open batches again. The lock is not held while
+        a shard is waited for (unless the caller holds it): a time cut asks this pump
+        meanwhile."""
         channel = self.feed.channel
         with self.lock:
-            for shard in range(len(self.shards)):  # every shard took its batches: the
-                self._settle(shard, 0)  # promise no longer counts them; others merge on
-            self._tell_frontier()
+            for shard in range(len(self.shards)):
+                self._settle(shard, 0)
+            self._tell_progress()
         for shard, actor in enumerate(self.shards):
-            waited = 0
             while opened := self.feed.open_batches(shard):
-                last = opened[-1].last
                 try:
-                    applied = ray.get(actor.wait_applied.remote(channel, last, _WAIT))
+                    outcome = ray.get(actor.wait_applied.remote(channel, opened[-1].last, _WAIT))
                 except ACTOR_ERRORS:
                     with self.lock:
                         self._resend(shard)
                     continue
-                progressed = applied > (opened[0].first - 1)
-                waited = 0 if progressed else waited + 1
                 with self.lock:
-                    self.feed.ack(shard, applied)
-                    self._tell_frontier()
-                    if waited:
+                    self._take(shard, outcome)
+                    self._tell_progress()
+                    if self.feed.open_batches(shard):
                         self._status(f"shard {shard} merging this source with the others")
-                    if waited >= 3:  # a restarted shard lost what it held: send it again
-                        self._resend(shard)
-                        waited = 0
             self._status(None)
         with self.lock:
-            self._tell_frontier()
+            self._tell_progress()
 
     def _quiet_through(self, t: float) -> None:
         """Return once no shard holds a message of time ``<= t`` (what a vertex removal
-        sent, before the source goes on)."""
-        while True:
-            stats = _retrying(
-                lambda: ray.get([s.stats.remote(True) for s in self.shards]),
-                self._status,
-                "the shards",
-            )
-            if all(s["min_pending_time"] > t for s in stats):
-                return
-            self._tell_frontier()
-            time.sleep(_POLL / 20)
+        sent, before the source goes on), each shard waited for in turn (a long poll)."""
+        for actor in self.shards:
+            quiet = partial(_pending_after, actor, t)
+            while not _retrying(quiet, self._status, "the shards"):
+                self._tell_progress()
 
     def complete_through(self, t: float) -> tuple[str | None, list[tuple[int, int]]]:
         """For a time cut at ``t``: a reason it cannot be complete yet (the source has not
@@ -381,6 +409,15 @@ class FeedPump:
             **feed.counters(),
             "waiting": self.waiting,
         }
+
+
+def _push(actor: Any, batch: Batch) -> Outcome:
+    outcome: Outcome = ray.get(actor.push.remote(batch))
+    return outcome
+
+
+def _pending_after(actor: Any, t: float) -> bool:
+    return bool(ray.get(actor.wait_pending_after.remote(t, _WAIT)))
 
 
 def _answered(ref: Any) -> bool:
@@ -428,12 +465,14 @@ def feed_source(
     finally:
         if writer is not None:
             writer.close()
-    report = _report(pump, source, read_stats, time.perf_counter() - started)
+    report = report_of(pump.feed, source, read_stats, time.perf_counter() - started)
     return report, error
 
 
-def _report(pump: FeedPump, source: Source, read_stats: ReadStats, seconds: float) -> IngestReport:
-    feed = pump.feed
+def report_of(
+    feed: SourceFeed, source: Source, read_stats: ReadStats, seconds: float
+) -> IngestReport:
+    """The report of ``source`` fed through ``feed`` (either runtime)."""
     counters = feed.counters()
     if isinstance(source, SortedSource):  # the disorder is the file's, sorted away before
         counters.update(out_of_order=source.out_of_order, max_lateness=source.max_lateness)
@@ -478,8 +517,8 @@ class SourceActor:
             for k in range(num_shards)
         ]
         controller = ray.get_actor(controller_name, namespace=namespace)
-        floor = ray.get(controller.source_floor.remote(source.name))
-        self.pump = FeedPump.resume(
+        floor = float(answer(controller.source_floor.remote(source.name)))
+        self.pump: FeedPump = FeedPump.resume(
             source.name,
             shards,
             controller,
@@ -488,18 +527,16 @@ class SourceActor:
             floor=floor,
             **(options or {}),
         )
-        self.controller = controller
-        self.source = source
-        self.on_error = on_error
-        self.rejects = rejects
+        self.controller: Any = controller
+        self.source: Source = source
+        self.on_error: OnError = on_error
+        self.rejects: str | None = rejects
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         report, error = feed_source(self.pump, self.source, self.on_error, self.rejects, _no_tick)
-        self.controller.close_source.remote(
-            self.source.name, {"report": report.as_dict(), "error": error}
-        )
+        self.controller.close_source.remote(self.source.name, SourceFinal(report, error))
 
     def progress(self) -> dict[str, Any]:
         """The feed's counters and what it waits for."""
@@ -558,8 +595,47 @@ def ingest_reporter(progress: Progress, name: str, total: int | None) -> Reporte
 
 
 class IngestJob:
-    """A source started by :meth:`GraphCluster.ingest` with ``wait=False``: follow it
-    with :meth:`wait`, look at it with :meth:`progress`."""
+    """A source being fed, as :meth:`GraphCluster.ingest` returns it with ``wait=False``:
+    follow it with :meth:`wait`, look at it with :meth:`progress`."""
+
+    name: str
+
+    def done(self) -> bool:
+        """Whether the source ended (successfully or not)."""
+        raise NotImplementedError
+
+    def progress(self) -> dict[str, Any]:
+        """The source's counters and what it waits for (``{"done": True}`` once ended)."""
+        raise NotImplementedError
+
+    def wait(self, progress: Progress = False, timeout: float | None = None) -> IngestReport:
+        """Block until the source ended; its report, or the error that stopped it (a
+        :class:`MalformedRecord`, an :class:`OutOfOrder`) raised here. ``progress``: a bar
+        (``True``) or a callable getting the count of updates read."""
+        raise NotImplementedError
+
+
+class FinishedJob(IngestJob):
+    """A source that was fed to the end already (the in-process runtime feeds in the
+    calling thread)."""
+
+    def __init__(self, report: IngestReport) -> None:
+        self.name = report.source
+        self.report = report
+
+    def done(self) -> bool:
+        return True
+
+    def progress(self) -> dict[str, Any]:
+        return {"source": self.name, "done": True}
+
+    def wait(self, progress: Progress = False, timeout: float | None = None) -> IngestReport:
+        return self.report
+
+
+class SourceJob(IngestJob):
+    """A source fed by a source actor on the cluster; its end is long-polled from the
+    graph's controller."""
 
     def __init__(self, name: str, actor: Any, controller: Any, total: int | None) -> None:
         self.name = name
@@ -568,11 +644,9 @@ class IngestJob:
         self.total = total
 
     def done(self) -> bool:
-        """Whether the source ended (successfully or not)."""
-        return ray.get(self.controller.report.remote(self.name)) is not None
+        return ray.get(self.controller.final.remote(self.name, 0.0)) is not None
 
     def progress(self) -> dict[str, Any]:
-        """The source's counters and what it waits for (``{"done": True}`` once ended)."""
         if self.done():
             return {"source": self.name, "done": True}
         try:
@@ -581,22 +655,27 @@ class IngestJob:
             return {"source": self.name, "done": False, "waiting": "source actor restarting"}
 
     def wait(self, progress: Progress = False, timeout: float | None = None) -> IngestReport:
-        """Block until the source ended; its report, or the :class:`MalformedRecord` that
-        stopped it raised here. ``progress``: a bar (``True``) or a callable getting the
-        count of updates read."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with ingest_reporter(progress, self.name, self.total) as bar:
             while True:
-                final = ray.get(self.controller.report.remote(self.name))
+                final = ray.get(self.controller.final.remote(self.name, _POLL))
                 if final is not None:
                     break
                 state = self.progress()
                 bar(state)
                 if deadline is not None and time.monotonic() > deadline:
                     raise TimeoutError(f"source {self.name} still running: {state}")
-                time.sleep(_POLL)
-            report = IngestReport(**final["report"])
+            report = final.report or IngestReport(self.name)
             bar({"read": report.updates})
-        if final["error"] is not None:
-            raise final["error"]
+        if final.error is not None:
+            raise final.error
         return report
+
+
+@dataclass(slots=True)
+class SourceFinal:
+    """How a source ended: its report (``None``: abandoned before it had one) and the
+    error that stopped it, if one did."""
+
+    report: IngestReport | None = None
+    error: Exception | None = None

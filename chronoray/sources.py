@@ -432,11 +432,17 @@ class IterableSource(_RecordSource):
     def __repr__(self) -> str:
         return f"IterableSource(<{type(self._items).__name__}>, name={self.name!r})"
 
-    def records(self) -> Iterator[Update | MalformedRecord]:
-        """Each item's outcome in order, continuing after bad items."""
+    def records(self) -> Iterator[Update | MalformedRecord | None]:
+        """Each item's outcome in order, continuing after bad items (``None``: nothing to
+        read now, passed on; it takes no position)."""
         name = self.name
         last = -1
-        for pos, item in enumerate(self._items, 1):
+        pos = 0
+        for item in self._items:
+            if item is None:
+                yield None
+                continue
+            pos += 1
             if not isinstance(item, Update):
                 yield MalformedRecord(
                     name, pos, repr(item), f"item {pos} is not an Update but {type(item).__name__}"
@@ -674,13 +680,16 @@ def read_updates(
 
 
 def _from_records(
-    records: Iterator[Update | MalformedRecord],
+    records: Iterator[Update | MalformedRecord | None],
     skip: bool,
     writer: RejectWriter | None,
     stats: ReadStats,
 ) -> Iterator[Update]:
     try:
         for record in records:
+            if record is None:  # nothing to read now: the feed times out idle meanwhile
+                yield record
+                continue
             if isinstance(record, MalformedRecord):
                 if not skip:
                     raise record

@@ -262,7 +262,7 @@ def _check_same_data(graph: GraphCluster, source: str, parts: int, fingerprint: 
     prefix = source_channel(f"{source}[")
     used = re.compile(re.escape(source) + r"\[\d+/\d+ [0-9a-f]+\]")
     mine = re.compile(re.escape(source) + rf"\[\d+/{parts} {fingerprint}\]")
-    channels = {c for s in graph.stats().shards for c in s["applied"] if c.startswith(prefix)}
+    channels = {c for s in graph.stats().shards for c in s.applied if c.startswith(prefix)}
     names = {c[len(source_channel("")) :] for c in channels}
     other = sorted(n for n in names if used.fullmatch(n) and not mine.fullmatch(n))
     if other:

@@ -115,8 +115,13 @@ def oracle_graph(oracle: EdgeOracle, at: float = float("inf")) -> Any:
 def kill_shard(graph: Any, shard: int) -> int:
     """SIGKILL the process of ``graph``'s shard actor ``shard``; returns the killed pid.
 
-    Ray restarts the actor (``max_restarts``); the new process recovers from its log.
+    Ray restarts the actor (``max_restarts``); the new process recovers from its log. A
+    graph running in this process (``runtime="local"``) loses the shard's memory the same
+    way and rebuilds it from its log (the pid returned is this process's).
     """
+    if getattr(graph, "runtime", "ray") == "local":
+        graph._runtime.crash(shard)
+        return os.getpid()
     pid: int = ray.get(graph.shards[shard].pid.remote())
     os.kill(pid, signal.SIGKILL)
     return pid

@@ -420,10 +420,12 @@ def target_message(update: Update, ts: float, event_ts: float | None = None) -> 
     >>> target_message(Update.add_edge(1, 2, 5.0, w=3).with_origin("s", 7), 5.0)
     (8, 2, 1, ('add_edge', {'w': 3}), 5.0)
     """
+    dst = update.dst
+    assert dst is not None, "only edge updates have a target half"
     payload: tuple[Any, ...] = (update.kind._value_, _plain_props(update.props))
     if event_ts is not None:
         payload += (event_ts,)
-    return (K_IN_EDGE, update.dst, update.vertex, payload, ts)
+    return (K_IN_EDGE, dst, update.vertex, payload, ts)
 
 
 def update_to_plain(update: Update) -> tuple[Any, ...]:

@@ -38,6 +38,7 @@ Guarantees:
 from __future__ import annotations
 
 import math
+import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ from shards.codec import (
     encode_manifest,
     update_messages,
 )
+from shards.coordinator import Promise, source_channel
 from shards.execute import (
     EDGE_CLEANUP,
     HANDLERS,
@@ -86,6 +88,7 @@ from shards.execute import (
 )
 from shards.logstore import LogBatch, LogName, LogStore
 from shards.observe import ShardObserver, VertexChange, VertexView
+from shards.protocol import Outcome, ShardStats
 from shards.records import VertexRecord, set_edge
 from shards.replay import (
     LogReplay,
@@ -102,7 +105,7 @@ from vertex.records import Update, VertexId
 
 __all__ = [
     "Batch",
-    "HandleResult",
+    "Outcome",
     "ShardCore",
     "ShardFailed",
     "VertexNotFound",
@@ -127,11 +130,6 @@ class VertexNotFound(KeyError):
 
     def __str__(self) -> str:
         return f"vertex {self.vertex_id!r} not found"
-
-
-def source_channel(source: str) -> str:
-    """The channel name of a stream source."""
-    return f"src:{source}"
 
 
 def shard_channel(shard: int) -> str:
@@ -172,14 +170,28 @@ class Batch:
 
 
 @dataclass(slots=True)
-class HandleResult:
-    """What :meth:`ShardCore.handle` did: executions, duplicates skipped, whether the
-    batch was buffered for later (its ``prev`` is ahead), and the channel's new position."""
+class _Queue:
+    """A source channel's items taken and waiting to be merged (see ``_merge``)."""
 
-    executed: int = 0
-    duplicates: int = 0
-    buffered: bool = False
-    applied: int = 0
+    halves: bool
+    items: deque[tuple[int, Message]] = field(default_factory=deque)
+
+    def take_before(self, limit: tuple[float, str], channel: str) -> list[tuple[int, Message]]:
+        """The leading items whose ``(time, channel)`` is below ``limit`` (a channel's
+        times never decrease), removed from the queue."""
+        items = self.items
+        if limit is _NO_LIMIT:
+            taken = list(items)
+            items.clear()
+            return taken
+        taken = []
+        while items and (items[0][1][4], channel) < limit:
+            taken.append(items.popleft())
+        return taken
+
+
+_NO_LIMIT = (math.inf, "")
+_SOURCE_PREFIX = source_channel("")
 
 
 @dataclass(slots=True)
@@ -224,6 +236,8 @@ class ShardCore:
         self._last_checkpoint = 0
         self._next_checkpoint = shard_checkpoint_interval
         self.vertices: dict[VertexId, VertexRecord] = {}
+        self.edge_count = 0
+        """Out-edges of the vertices, kept as they change."""
         self.vector = VectorClock(num_shards)
         self._wc = 0
         self.applied: dict[str, int] = {}
@@ -235,9 +249,11 @@ class ShardCore:
         self.stream_edges = self.types.stream_edges
         self._stream_batch = False  # the batch being applied carries stream edge halves
         self.times: dict[str, float] = {}  # time of the last update applied per source channel
-        self.gate: dict[str, float] | None = None  # several sources: their promises
-        self.received: dict[str, int] = {}  # a source channel's last position queued
-        self._queued: dict[str, deque[tuple[int, Message, bool]]] = {}
+        self.gate: dict[str, Promise] | None = None  # several sources: their promises
+        self.received: dict[str, int] = {}  # per channel: the last position applied or queued
+        self._queued: dict[str, _Queue] = {}
+        self.incarnation = uuid.uuid4().hex[:12]
+        """This instance's id: a core rebuilt from the log (a restart) has a new one."""
         self._route: dict[VertexId, int] = {}
         self._plans: dict[str, tuple[Vertex, DirectHooks]] = {}
         self._schema = SchemaTracker(Schema.empty())
@@ -273,7 +289,7 @@ class ShardCore:
         (``inf`` if none): no entry with an earlier time can still appear from them."""
         times = [msg[4] for box in self._outboxes for _, msg, _ in box.items]
         times += [m[4] for w in self._reorder.values() for b in w.values() for _, m in b.items]
-        times += [queue[0][1][4] for queue in self._queued.values()]
+        times += [queue.items[0][1][4] for queue in self._queued.values()]
         return min(times, default=math.inf)
 
     def pending_total(self) -> int:
@@ -295,45 +311,54 @@ class ShardCore:
 
     # -- the state machine ------------------------------------------------------------
 
-    def handle(self, batch: Batch) -> HandleResult:
+    def handle(self, batch: Batch) -> Outcome:
         """Apply ``batch`` (and any buffered successors on its channel), log, release sends.
 
-        Side items are handed to the observer after the logged items (at once if the
-        logged items wait in the reorder buffer). The cyclic garbage collector pauses
-        meanwhile: a batch's many short-lived objects would otherwise be scanned again and
-        again while they are alive (cycles user code makes are collected right after)."""
+        A source batch is taken into its channel's queue and merged with the other
+        sources' (:meth:`set_gate`); what the gate lets run now runs in this call. Side
+        items are handed to the observer after the logged items (at once if the logged
+        items wait in the reorder buffer). The cyclic garbage collector pauses meanwhile:
+        a batch's many short-lived objects would otherwise be scanned again and again
+        while they are alive (cycles user code makes are collected right after)."""
         with paused_gc():
-            return self._handle(batch)
+            outcome = self._handle(batch)
+        if batch.side and self._observer is not None:
+            self._observer.receive_side(batch.side)
+        return outcome
 
-    def _handle(self, batch: Batch) -> HandleResult:
+    def _handle(self, batch: Batch) -> Outcome:
         channel = batch.channel
-        received = self._received(channel)
-        if not batch.items:
-            if batch.side and self._observer is not None:
-                self._observer.receive_side(batch.side)
-            return HandleResult(applied=self.applied.get(channel, 0))
-        if batch.prev > received:
+        if batch.items and batch.prev > self._received(channel):
             self._reorder.setdefault(channel, {})[batch.prev] = Batch(
                 channel, batch.prev, batch.items, batch.vector, None, batch.halves
             )
-            if batch.side and self._observer is not None:
-                self._observer.receive_side(batch.side)
-            return HandleResult(buffered=True, applied=self.applied.get(channel, 0))
-        result = HandleResult()
+            return self._outcome(channel, buffered=True)
+        if not batch.items:
+            return self._outcome(channel)
         block, released = self._begin()
-        self._take(batch, block, released, result)
+        executed, duplicates = self._take(batch, block, released)
         waiting = self._reorder.get(channel)
         while waiting:
-            ready = [p for p in waiting if p <= self._received(channel)]
+            ready = sorted(p for p in waiting if p <= self._received(channel))
             if not ready:
                 break
-            for prev in sorted(ready):
-                self._take(waiting.pop(prev), block, released, result)
+            for prev in ready:
+                ran, skipped = self._take(waiting.pop(prev), block, released)
+                executed, duplicates = executed + ran, duplicates + skipped
         self._finish(block, released)
-        if batch.side and self._observer is not None:
-            self._observer.receive_side(batch.side)
-        result.applied = self.applied.get(channel, 0)
-        return result
+        return self._outcome(channel, executed, duplicates)
+
+    def position(self, channel: str) -> Outcome:
+        """Where ``channel`` stands: its applied and received positions (and this core's
+        incarnation), nothing executed."""
+        return self._outcome(channel)
+
+    def _outcome(
+        self, channel: str, executed: int = 0, duplicates: int = 0, buffered: bool = False
+    ) -> Outcome:
+        applied = self.applied.get(channel, 0)
+        received = self.received.get(channel, applied)
+        return Outcome(executed, duplicates, buffered, applied, received, self.incarnation)
 
     def _begin(self) -> tuple[BlockWriter | None, list[tuple[int, int, Message, int]]]:
         """The block one handled call logs, and the messages it releases once logged."""
@@ -354,84 +379,112 @@ class ShardCore:
 
     def _received(self, channel: str) -> int:
         """The last position taken from ``channel``: applied, or queued to be merged."""
-        return self.received.get(channel) or self.applied.get(channel, 0)
+        return self.received.get(channel, 0)
 
     def _take(
         self,
         batch: Batch,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
-        result: HandleResult,
-    ) -> None:
-        """Apply a batch at once, or -- a source batch while several sources feed the
-        graph -- queue it to be merged with the other sources' by event time."""
-        if batch.vector is not None or (self.gate is None and not self._queued):
-            self._apply(batch, block, released, result)
-            return
+    ) -> tuple[int, int]:
+        """Take a batch whose predecessors were taken: messages from a shard run at once,
+        stream updates join their source's queue and merge (:meth:`_merge`). Returns the
+        executions and the duplicates skipped."""
         channel, items = batch.channel, batch.items
         received = self._received(channel)
-        if items[0][0] <= received:
+        duplicates = 0
+        if items[0][0] <= received:  # positions increase: the duplicates come first
             fresh = [item for item in items if item[0] > received]
-            result.duplicates += len(items) - len(fresh)
+            duplicates = len(items) - len(fresh)
             items = fresh
         if not items:
-            return
-        queue = self._queued.setdefault(channel, deque())
-        queue.extend((p, m, batch.halves) for p, m in items)
+            return 0, duplicates
         self.received[channel] = items[-1][0]
-        self._merge(block, released, result)
+        if batch.vector is not None:
+            if self.vector.merge(batch.vector):
+                self._vector_grew = True
+            return self._run(channel, items, False, block, released), duplicates
+        queue = self._queued.get(channel)
+        if queue is None:
+            queue = self._queued[channel] = _Queue(batch.halves)
+        queue.items.extend(items)
+        return self._merge(block, released), duplicates
 
-    def set_gate(self, gate: Mapping[str, float] | None) -> HandleResult:
+    def set_gate(self, gate: Mapping[str, Promise] | None) -> Outcome:
         """Several sources feed the graph: ``gate`` maps each active source's channel to
-        its *promise* (every update it sends from now on has at least that time), and
-        their updates run in ``(time, channel)`` order, each only once no other source
-        can still send one before it. ``None``: one source, whose updates run as they
-        come. Returns what ran (queued updates a raised promise releases; they are logged
-        before this returns)."""
+        its :class:`~shards.coordinator.Promise`, and their updates run in ``(time,
+        channel)`` order, each only once no other source can still send one before it
+        (a promise counts only once this shard received everything it was made after).
+        ``None``: one source, whose updates run as they come. Returns what ran (queued
+        updates a raised promise releases; they are logged before this returns)."""
         self.gate = None if gate is None else dict(gate)
-        result = HandleResult()
-        if self._queued:
-            with paused_gc():
-                block, released = self._begin()
-                self._merge(block, released, result)
-                self._finish(block, released)
-        return result
+        if not self._queued:
+            return Outcome(incarnation=self.incarnation)
+        with paused_gc():
+            block, released = self._begin()
+            executed = self._merge(block, released)
+            self._finish(block, released)
+        return Outcome(executed, incarnation=self.incarnation)
 
     def _merge(
+        self, block: BlockWriter | None, released: list[tuple[int, int, Message, int]]
+    ) -> int:
+        """Run queued source updates in ``(time, channel)`` order, each once no other
+        source can still bring an earlier one here: each vertex sees the updates of every
+        source in event-time order, the same order on any shard count. Returns the
+        executions."""
+        queues = self._queued
+        executed = 0
+        while queues:
+            channel = min(queues, key=lambda c: (queues[c].items[0][1][4], c))
+            queue = queues[channel]
+            items = queue.take_before(self._limit(channel), channel)
+            if not items:
+                break
+            if not queue.items:
+                del queues[channel]
+            executed += self._run(channel, items, queue.halves, block, released)
+        return executed
+
+    def _limit(self, channel: str) -> tuple[float, str]:
+        """The smallest ``(time, channel)`` key another source may still bring here: the
+        heads of their queues and their promises."""
+        keys = [(q.items[0][1][4], c) for c, q in self._queued.items() if c != channel]
+        gate = self.gate
+        if gate is not None:
+            shard, received = self.shard_id, self._received
+            keys += [(p.on(shard, received(c)), c) for c, p in gate.items() if c != channel]
+        return min(keys, default=_NO_LIMIT)
+
+    def _run(
         self,
+        channel: str,
+        items: list[tuple[int, Message]],
+        halves: bool,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
-        result: HandleResult,
-    ) -> None:
-        """Execute queued source updates in ``(time, channel)`` order while below the gate:
-        each vertex sees the updates of every source in event-time order, the same order
-        on any shard count."""
-        queues, gate, execute = self._queued, self.gate, self._execute
-        stream = self.stream_edges
-        runs = block.runs if block is not None else None
-        while queues:
-            channel = min(queues, key=lambda c: (queues[c][0][1][4], c))
-            queue = queues[channel]
-            position, msg, halves = queue[0]
-            if gate is not None:
-                key = (msg[4], channel)
-                if any(key >= (p, c) for c, p in gate.items() if c != channel):
-                    break
-            queue.popleft()
-            if not queue:
-                del queues[channel]
-            self._stream_batch = halves and stream
+    ) -> int:
+        """Execute ``items`` of ``channel`` in order, then account for them once: the
+        channel's applied position and time, the shard's own clock component, the run in
+        the block (and the vector it ran under, if it grew). Returns the executions."""
+        first = self._wc + 1
+        execute = self._execute
+        self._stream_batch = halves and self.stream_edges
+        for _, msg in items:
             execute(msg, block, released)
-            self._stream_batch = False
-            self.applied[channel] = position
-            self.times[channel] = msg[4]
-            result.executed += 1
-            if runs is not None:
-                if runs and runs[-1][0] == channel:
-                    runs[-1][1].append((position, msg))
-                else:
-                    runs.append((channel, [(position, msg)]))
+        self._stream_batch = False
+        self.applied[channel] = items[-1][0]
+        if channel.startswith(_SOURCE_PREFIX):
+            self.times[channel] = items[-1][1][4]
         self.vector[self.shard_id] = self._wc
+        if block is not None:
+            block.runs.append((channel, items))
+            if self._vector_grew:  # the vector the entries from `first` on ran under
+                vector = list(self.vector.as_tuple())
+                vector[self.shard_id] = first
+                block.vectors.append((first, tuple(vector)))
+                self._vector_grew = False
+        return len(items)
 
     def take_batch(self, dest: int, max_items: int = 10_000) -> Batch | None:
         """The next batch of unsent messages for ``dest`` (``None`` if there are none).
@@ -509,64 +562,29 @@ class ShardCore:
         """Read-only views of every live vertex of this shard."""
         return (VertexView(vid, record) for vid, record in list(self.vertices.items()))
 
-    def stats(self) -> dict[str, Any]:
-        """Vertex and edge counts, clocks, errors and outbox sizes of this shard."""
-        return {
-            "shard": self.shard_id,
-            "vertices": len(self.vertices),
-            "edges": sum(len(r.out_edges) for r in self.vertices.values()),
-            "worker_clock": self.worker_clock,
-            "vector_clock": list(self.vector.as_tuple()),
-            "errors": self.errors,
-            "pending": self.pending_total(),
-            "sent": [o.next_seq - 1 for o in self._outboxes],
-            "applied": dict(self.applied),
-            "side_pending": self.side_pending_total(),
-            "times": dict(self.times),
-            "queued": sum(len(q) for q in self._queued.values()),
-            "gate": self.gate,
-            "side_processed": 0 if self._observer is None else self._observer.side_processed(),
-        }
+    def stats(self) -> ShardStats:
+        """Vertex and edge counts, clocks, errors, outbox sizes and channel positions of
+        this shard (counters kept as it runs: no scan of the vertices)."""
+        observer = self._observer
+        return ShardStats(
+            shard=self.shard_id,
+            vertices=len(self.vertices),
+            edges=self.edge_count,
+            worker_clock=self.worker_clock,
+            vector_clock=list(self.vector.as_tuple()),
+            errors=self.errors,
+            pending=self.pending_total(),
+            sent=[o.next_seq - 1 for o in self._outboxes],
+            applied=dict(self.applied),
+            side_pending=self.side_pending_total(),
+            times=dict(self.times),
+            queued=sum(len(q.items) for q in self._queued.values()),
+            gate=self.gate,
+            side_processed=0 if observer is None else observer.side_processed(),
+            incarnation=self.incarnation,
+        )
 
     # -- execution: apply a batch, then one small step after the other per message ------
-
-    def _apply(
-        self,
-        batch: Batch,
-        block: BlockWriter | None,
-        released: list[tuple[int, int, Message, int]],
-        result: HandleResult,
-    ) -> None:
-        if batch.vector is not None and self.vector.merge(batch.vector):
-            self._vector_grew = True
-        channel = batch.channel
-        applied = self.applied.get(channel, 0)
-        items = batch.items
-        if items[0][0] <= applied:  # positions increase: the duplicates come first
-            fresh = [item for item in items if item[0] > applied]
-            result.duplicates += len(items) - len(fresh)
-            items = fresh
-        if not items:
-            return
-        first = self._wc + 1
-        execute = self._execute
-        self._stream_batch = batch.halves and self.stream_edges
-        for _, msg in items:
-            execute(msg, block, released)
-        self._stream_batch = False
-        self.applied[channel] = items[-1][0]
-        if batch.vector is None:  # a source channel
-            self.times[channel] = items[-1][1][4]
-            self.received.pop(channel, None)
-        result.executed += len(items)
-        self.vector[self.shard_id] = self._wc
-        if block is not None:
-            block.runs.append((channel, items))
-            if self._vector_grew:  # the vector the entries from `first` on ran under
-                vector = list(self.vector.as_tuple())
-                vector[self.shard_id] = first
-                block.vectors.append((first, tuple(vector)))
-                self._vector_grew = False
 
     def _execute(
         self,
@@ -688,8 +706,8 @@ class ShardCore:
                 out.append((K_EDGE_REJECTED, dst, None))
             else:
                 out.append((K_USER, dst, payload))
-        for new_id, vtype, props in run.spawns:
-            out.append((K_SPAWN, new_id, (vtype, props)))
+        for new_id, vtype, spawned in run.spawns:
+            out.append((K_SPAWN, new_id, (vtype, spawned)))
         silent = kind in EDGE_CLEANUP  # removing an edge its target refused or lost
         for dst, props in run.edge_ops:
             if (silent and dst == run.sender) or dst == skip:
@@ -736,8 +754,9 @@ class ShardCore:
         out, ins = record.out_edges, record.in_edges
         added_in: tuple[VertexId, ...] = ()
         removed_in: tuple[VertexId, ...] = ()
+        added_out: tuple[VertexId, ...] = ()
         if run.deleted:
-            removed_out, added_out = tuple(out), ()
+            removed_out = tuple(out)
             removed_in = tuple(ins)
         else:
             added_out = tuple(d for d, p in run.edge_ops if p is not None and d not in out)
@@ -762,10 +781,12 @@ class ShardCore:
         )
 
     def _commit(self, run: Execution) -> None:
-        """Apply the execution's effects to the vertex in memory."""
+        """Apply the execution's effects to the vertex in memory (and to the edge count)."""
         record = run.record
+        out = record.out_edges
+        counted = 0 if run.created else len(out)
         for dst, props in run.edge_ops:
-            set_edge(record.out_edges, dst, props)
+            set_edge(out, dst, props)
         if run.in_op is not None:
             set_edge(record.in_edges, *run.in_op)
         record.state = run.state
@@ -775,6 +796,7 @@ class ShardCore:
             self.vertices.pop(run.vid, None)
         elif run.created:
             self.vertices[run.vid] = record
+        self.edge_count += (0 if run.deleted else len(out)) - counted
 
     # -- persistence ------------------------------------------------------------------
 
@@ -872,6 +894,7 @@ class ShardCore:
         self._schema = SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
         cursor = decode_cursor(raw)
         self.applied = dict(cursor.applied)
+        self.received = dict(cursor.applied)
         self.times = dict(cursor.times)
         for box, next_seq, acked in zip(self._outboxes, cursor.next_seq, cursor.acked, strict=True):
             box.next_seq, box.acked, box.sent_upto = next_seq, acked, acked
@@ -900,5 +923,6 @@ class ShardCore:
                 if block.first + i >= floor and seq > box.acked:
                     box.items.append((seq, msg, block.first + i))
         self.vertices = replay.vertices
+        self.edge_count = sum(len(r.out_edges) for r in self.vertices.values())
         self._wc = last_worker_clock(store)
         self.vector[self.shard_id] = self._wc

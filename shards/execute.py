@@ -13,7 +13,7 @@ touches the vertex before the commit, so a failing behavior applies nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from shards.codec import (
@@ -242,7 +242,7 @@ def _on_in_edge(run: Execution, sender: VertexId, payload: tuple[Any, ...], ts: 
         _on_edge_notice(run, sender, props)
 
 
-HANDLERS = {
+HANDLERS: dict[int, Callable[[Execution, Any, Any, float], None]] = {
     K_UPDATE: _on_update,
     K_USER: _on_user,
     K_EDGE_ADDED: _on_edge_added,

@@ -28,10 +28,7 @@ A :class:`SourceFeed` is the one place that decides, for one source,
   skips every item a shard already applied, so a restarted source resends exactly what
   was not acknowledged -- nothing lost, nothing doubled.
 
-:class:`Frontiers` combines the values of several sources feeding one graph (the
-minimum over active sources).
-
-Both runtimes drive these classes: :class:`~shards.local.LocalRuntime` in one thread,
+Both runtimes drive a feed per source: :class:`~shards.local.LocalRuntime` in one thread,
 and the Ray source actors of ``chronoray`` through Ray calls. Neither decides batching,
 ordering or frontier rules itself.
 
@@ -56,12 +53,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from shards.codec import K_IN_EDGE, Message, owner_message, target_message
-from shards.core import Batch, source_channel
+from shards.coordinator import Promise, source_channel
+from shards.core import Batch
 from shards.routing import shard_of
 from shards.watermark import LatePolicy, OutOfOrder, Released, Reorder
 from vertex.records import Update, UpdateKind
 
-__all__ = ["Frontiers", "OpenBatch", "OutOfOrder", "SourceFeed"]
+__all__ = ["OpenBatch", "OutOfOrder", "SourceFeed"]
 
 _ADD, _SET, _REMOVE = UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE
 _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
@@ -350,6 +348,13 @@ class SourceFeed:
         times += [m[4] for buffer in self._buffers for _, m in tuple(buffer)]
         return min(times)
 
+    def promise(self) -> Promise:
+        """What this source promises the shards (see
+        :class:`~shards.coordinator.Promise`): nothing it has not sent yet is earlier than
+        :attr:`unsent_floor`, whatever it sent to shard ``k`` went out through position
+        ``sent[k]``."""
+        return Promise(self.unsent_floor, tuple(self._prev))
+
     @property
     def frontier(self) -> float:
         """The event time up to which every update read so far is applied: the earliest
@@ -406,69 +411,3 @@ class SourceFeed:
             "late_rejected": r.late_rejected,
             "late_applied": r.late_applied,
         }
-
-
-class Frontiers:
-    """A value per active source and their minimum over them (``inf`` when none is
-    active, so nothing is held back): the graph's frontier, or its watermark.
-
-    :meth:`open`, :meth:`update` and :meth:`close` return the minimum to give the
-    shards and whether it went down (then the shards must be told with ``reset``), or
-    ``None`` when it did not change.
-
-    >>> f = Frontiers()
-    >>> f.open("a"), f.update("a", 5.0), f.open("b"), f.update("b", 7.0), f.close("a")
-    ((-inf, True), (5.0, False), (-inf, True), (5.0, False), (7.0, False))
-    >>> f.held_back_by()
-    'b'
-    """
-
-    def __init__(self) -> None:
-        self._by_source: dict[str, float] = {}
-        self._value = math.inf
-
-    @property
-    def value(self) -> float:
-        """The current minimum."""
-        return self._value
-
-    @property
-    def sources(self) -> list[str]:
-        """The active sources."""
-        return list(self._by_source)
-
-    def get(self, source: str) -> float | None:
-        """``source``'s own value (``None``: not active)."""
-        return self._by_source.get(source)
-
-    def held_back_by(self) -> str | None:
-        """The source with the smallest value (``None``: none active)."""
-        if not self._by_source:
-            return None
-        return min(self._by_source, key=lambda s: (self._by_source[s], s))
-
-    def open(self, source: str, value: float = -math.inf) -> tuple[float, bool] | None:
-        """``source`` starts feeding (nothing of it applied yet: ``value`` below all)."""
-        self._by_source[source] = value
-        return self._recompute()
-
-    def update(self, source: str, t: float) -> tuple[float, bool] | None:
-        """``source``'s own value is now ``t`` (it never goes back)."""
-        if source not in self._by_source:
-            return None
-        self._by_source[source] = max(self._by_source[source], t)
-        return self._recompute()
-
-    def close(self, source: str) -> tuple[float, bool] | None:
-        """``source`` ended: it holds nothing back any more."""
-        if self._by_source.pop(source, None) is None:
-            return None
-        return self._recompute()
-
-    def _recompute(self) -> tuple[float, bool] | None:
-        value = min(self._by_source.values(), default=math.inf)
-        if value == self._value:
-            return None
-        lowered = value < self._value
-        self._value = value
-        return value, lowered

@@ -1,26 +1,66 @@
 """An in-process runtime: several ``ShardCore`` s wired together in one thread.
 
 It moves batches between cores the way ``ShardWorker`` s do over Ray (same batches, same
-acknowledgements, same rewinds), so the whole graph semantics -- messaging, logging,
-recovery -- can be tested in milliseconds without Ray.
+acknowledgements, same rewinds) and coordinates its sources with the same
+:class:`~shards.coordinator.SourceCoordinator` as the Ray controller, so the whole graph
+semantics -- messaging, logging, event time, recovery -- can be tested in milliseconds
+without Ray. :meth:`LocalRuntime.crash` and :meth:`LocalRuntime.crash_source` lose a
+shard's or a source's memory as a process kill would.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from shards.core import Batch, ShardCore, source_channel
-from shards.feed import Frontiers, SourceFeed
+from shards.coordinator import (
+    DEFAULT_IDLE_TIMEOUT,
+    AdvanceWatermark,
+    FloorRead,
+    Instruction,
+    ReadFloor,
+    Refuse,
+    Resend,
+    SetFrontier,
+    SetGate,
+    ShardRestarted,
+    SourceCoordinator,
+    SourceEnded,
+    SourceIdle,
+    SourceOpened,
+    SourceProgressed,
+    source_channel,
+)
+from shards.core import Batch, ShardCore
+from shards.feed import SourceFeed
 from shards.logstore import LogStore, MemoryLogStore
 from shards.routing import shard_of
 from shards.watermark import LatePolicy
 from vertex.model import VertexTypes
 from vertex.records import Update, VertexId
 
-__all__ = ["LocalRuntime"]
+__all__ = ["LocalRuntime", "SourceStuck"]
+
+_END: Any = object()
+
+
+class SourceStuck(RuntimeError):
+    """No source can go on (a bug: the coordinator's promises should always let one)."""
+
+
+@dataclass(slots=True)
+class _Running:
+    """A source being fed: its feed, what is left to read, and how to read it again."""
+
+    feed: SourceFeed
+    stream: Iterator[Update | None]
+    updates: Iterable[Update | None]
+    options: dict[str, Any]
+    last_read: float
+    idle_timeout: float
 
 
 class LocalRuntime:
@@ -45,6 +85,7 @@ class LocalRuntime:
         shard_checkpoint_interval: int = 100_000,
         batch_size: int = 1000,
         host_factory: Callable[[], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         LocalRuntime._instances += 1
         prefix = f"local-{id(self)}-{LocalRuntime._instances}"
@@ -54,13 +95,17 @@ class LocalRuntime:
         self.shard_checkpoint_interval = shard_checkpoint_interval
         self.batch_size = batch_size
         self.host_factory = host_factory
+        self.clock = clock
         self._stores: list[LogStore | None] = [self._factory(k) for k in range(num_shards)]
         self.cores = [self._new_core(k) for k in range(num_shards)]
-        self._frontiers = Frontiers()
+        self.coordinator = SourceCoordinator(num_shards)
         self.feeds: dict[str, SourceFeed] = {}
         """The last feed of each source ingested (its counters)."""
-        self._running: dict[str, tuple[SourceFeed, Iterator[Update]]] = {}
-        self._gate: dict[str, float] | None = None
+        self._running: dict[str, _Running] = {}
+        self._crashed: set[str] = set()
+        self._settling = False
+        self._dirty = False
+        self._prepare: Callable[[SourceFeed], None] | None = None
 
     def _new_core(self, shard: int) -> ShardCore:
         core = ShardCore(
@@ -74,15 +119,18 @@ class LocalRuntime:
             core.attach(self.host_factory())
         return core
 
+    # -- ingestion --------------------------------------------------------------------
+
     def ingest(
         self,
-        updates: Iterable[Update],
+        updates: Iterable[Update | None],
         source: str = "iterable",
         *,
         allowed_lateness: float | None = None,
         late: LatePolicy = "reject",
         on_late: Callable[[Update, float], None] | None = None,
         offsets_increase: bool = True,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         """Apply ``updates`` (stamped with ``(source, offset)`` if they are not) and run
         until no message is pending (:attr:`feeds` keeps the source's feed: its
@@ -91,104 +139,173 @@ class LocalRuntime:
         back in time raises :class:`~shards.watermark.OutOfOrder` (after everything
         before it was applied) unless ``allowed_lateness`` is given, and then ``late``
         says what becomes of the updates later than that. ``offsets_increase=False``
-        for updates sorted by time (see :class:`~shards.feed.SourceFeed`)."""
+        for updates sorted by time (see :class:`~shards.feed.SourceFeed`).
+
+        ``updates`` may yield ``None``: nothing to read now (a stream waiting for more).
+        A source that read nothing for ``idle_timeout`` seconds (of :attr:`clock`) stops
+        holding the others back: its watermark catches up with theirs."""
         self.ingest_many(
             {source: updates},
             allowed_lateness=allowed_lateness,
             late=late,
             on_late=on_late,
             offsets_increase=offsets_increase,
+            idle_timeout=idle_timeout,
         )
 
     def ingest_many(
         self,
-        sources: Mapping[str, Iterable[Update]],
+        sources: Mapping[str, Iterable[Update | None]],
         *,
         chunk: int = 1,
         allowed_lateness: float | None = None,
         late: LatePolicy = "reject",
         on_late: Callable[[Update, float], None] | None = None,
         offsets_increase: bool = True,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        prepare: Callable[[SourceFeed], None] | None = None,
     ) -> None:
         """Feed several sources at once, ``chunk`` updates of each in turn (as several
         source actors would), with the options of :meth:`ingest`. While more than one
         is active the shards merge their updates by event time (see
         :meth:`~shards.core.ShardCore.set_gate`), so every vertex sees them in time
-        order whatever the interleaving. Each source's floor is what the shards hold from
-        other sources before this call."""
+        order whatever the interleaving. Each source's floor is the latest time the
+        shards applied from other sources when it opened; a source retires once
+        everything it sent is applied. ``prepare(feed)`` is called with each source's
+        feed before it sends anything (again after :meth:`crash_source`)."""
         options = {
             "allowed_lateness": allowed_lateness,
             "late": late,
             "on_late": on_late,
             "offsets_increase": offsets_increase,
         }
-        before = [dict(core.times) for core in self.cores]
-        running: dict[str, tuple[SourceFeed, Iterator[Update]]] = {}
+        self._prepare = prepare
         try:
             for name, updates in sources.items():
                 stream = _stamped(updates, name)
-                first = next(stream, None)
-                if first is None:
+                first = next(stream, _END)
+                if first is _END:
                     continue
-                feed = self.feeds[first.source] = self._feed(first.source, before, **options)
-                self._set_frontier(self._frontiers.open(feed.source))
-                running[feed.source] = (feed, itertools.chain([first], stream))
-            self._running = running
-            self._update_gate()
-            while running:
-                for feed, stream in list(running.values()):
-                    self._step(feed, stream, chunk)
+                source = name if first is None else first.source
+                self._open(source)
+                run = self._start(source, updates, options, idle_timeout)
+                run.stream = itertools.chain([first], stream)
+            while self._running:
+                moved = [self._step(run, chunk) for run in list(self._running.values())]
+                if not any(moved):
+                    held = self.coordinator.held_back_by()
+                    raise SourceStuck(f"no source can go on (held back by {held})")
         finally:
             self._abandon()
 
-    def _step(self, feed: SourceFeed, stream: Iterator[Update], chunk: int) -> None:
-        """One turn of ``feed``: pass its barrier if reached, send up to ``chunk`` more
-        updates, or -- its source exhausted and nothing left behind a barrier -- retire it."""
+    def progress(self) -> dict[str, dict[str, Any]]:
+        """Per source feeding now: updates read, its watermark and largest time read,
+        its event-time counters (what ``GraphCluster.status`` shows)."""
+        return {
+            name: {
+                "source": name,
+                "read": run.feed.read,
+                "watermark": run.feed.watermark,
+                "max_ts": run.feed.max_ts,
+                **run.feed.counters(),
+            }
+            for name, run in list(self._running.items())
+        }
+
+    def crash_source(self, source: str) -> None:
+        """Lose what source ``source`` holds in memory, as its process's kill would: at
+        its next turn it starts reading again from the start, skipping what the shards
+        applied (its updates must be readable again: not a one-shot iterator)."""
+        run = self._running.get(source)
+        if run is None:
+            raise KeyError(f"source {source!r} is not feeding")
+        if isinstance(run.updates, Iterator):
+            raise ValueError(f"source {source!r} is a one-shot iterator: it cannot be re-read")
+        self._crashed.add(source)
+
+    def _open(self, source: str) -> None:
+        self._do(self.coordinator.handle(SourceOpened(source)))
+        self._settle()
+
+    def _start(
+        self,
+        source: str,
+        updates: Iterable[Update | None],
+        options: dict[str, Any],
+        idle_timeout: float,
+    ) -> _Running:
+        """A feed for ``source`` that resumes where the shards' logs say it stopped, with
+        the floor the coordinator read when it opened."""
+        feed = self.feeds[source] = SourceFeed(
+            source,
+            self.num_shards,
+            self.batch_size,
+            [core.applied.get(source_channel(source), 0) for core in self.cores],
+            floor=self.coordinator.source_floor(source),
+            halves=self.types.stream_edges,
+            **options,
+        )
+        run = _Running(
+            feed, _stamped(updates, source), updates, options, self.clock(), idle_timeout
+        )
+        self._running[source] = run
+        if self._prepare is not None:
+            self._prepare(feed)
+        return run
+
+    def _step(self, run: _Running, chunk: int) -> bool:
+        """One turn of a source: restart it if it crashed, pass its barrier if reached,
+        send up to ``chunk`` more updates (a ``None`` read ends the turn: nothing to read
+        now), or -- its source exhausted -- retire it once all it sent is applied.
+        Returns whether it could (not: it waits for the others)."""
+        feed = run.feed
+        if feed.source in self._crashed:
+            self._crashed.discard(feed.source)
+            self._start(feed.source, run.updates, run.options, run.idle_timeout)
+            return True
         if feed.barrier is not None:
             if not self._reached(feed):
-                return  # the other sources go on meanwhile
+                return False  # the other sources go on meanwhile
             self._send(feed, feed.pass_barrier())
             if feed.barrier is not None:
-                return
+                return True
         if feed.ended:
-            self._running.pop(feed.source)
-            self._set_frontier(self._frontiers.close(feed.source))
-            self._update_gate()
-            return
-        for n, update in enumerate(stream, start=1):
+            if not feed.idle:
+                return False
+            self._retire(feed)
+            return True
+        for n, update in enumerate(run.stream, start=1):
+            if update is None:
+                self._idle(run)
+                return True  # waiting for the outside world: not stuck
+            run.last_read = self.clock()
             self._send(feed, feed.offer(update))
             if n == chunk:
-                return
+                return True
         self._send(feed, feed.end())
+        return True
+
+    def _idle(self, run: _Running) -> None:
+        if self.clock() - run.last_read >= run.idle_timeout:
+            self._do(self.coordinator.handle(SourceIdle(run.feed.source)))
+            self._settle()
+
+    def _retire(self, feed: SourceFeed) -> None:
+        self._running.pop(feed.source, None)
+        self._do(self.coordinator.handle(SourceEnded(feed.source)))
+        self._settle()
 
     def _abandon(self) -> None:
-        """After an error: send what every source read, merged no more, and stop."""
-        feeds = [f for f, _ in self._running.values()]
-        self._running = {}
-        self._update_gate()
-        for feed in feeds:
+        """After an error (or at the end): send what every source read and retire it."""
+        for run in list(self._running.values()):
+            feed = run.feed
             if not feed.ended:
                 self._send(feed, feed.end())
             while feed.barrier is not None and self._reached(feed):
                 self._send(feed, feed.pass_barrier())
-            self._set_frontier(self._frontiers.close(feed.source))
+        for run in list(self._running.values()):
+            self._retire(run.feed)
         self.run_until_quiet()
-
-    def _feed(self, source: str, before: list[dict[str, float]], **options: Any) -> SourceFeed:
-        """A feed for ``source`` that resumes where the shards' logs say it stopped; its
-        floor is the latest time the shards had applied from other sources (``before``)."""
-        channel = source_channel(source)
-        applied = [core.applied.get(channel, 0) for core in self.cores]
-        others = [t for times in before for c, t in times.items() if c != channel]
-        return SourceFeed(
-            source,
-            self.num_shards,
-            self.batch_size,
-            applied,
-            floor=max(others, default=-math.inf),
-            halves=self.types.stream_edges,
-            **options,
-        )
 
     def _send(self, feed: SourceFeed, batches: list[tuple[int, Batch]]) -> None:
         """Push ``batches``; past a barrier, go on once what it waits for is applied (at
@@ -210,33 +327,64 @@ class LocalRuntime:
             return False
         return all(core.min_pending_time() > barrier for core in self.cores)
 
-    def _update_gate(self) -> None:
-        """Tell the shards the active sources' promises (none while one source feeds)."""
-        feeds = [f for f, _ in self._running.values()]
-        gate = {f.channel: f.unsent_floor for f in feeds} if len(feeds) > 1 else None
-        if gate == self._gate:
-            return
-        self._gate = gate
-        for core in self.cores:
-            core.set_gate(gate)
-        for feed in feeds:
-            for k, core in enumerate(self.cores):
-                feed.ack(k, core.applied.get(feed.channel, 0))
-            self._set_frontier(self._frontiers.update(feed.source, feed.frontier))
-        self.run_until_quiet()
-
-    def _set_frontier(self, change: tuple[float, bool] | None) -> None:
-        if change is not None:
-            time, lowered = change
-            for core in self.cores:
-                core.set_frontier(time, reset=lowered)
-
     def _push(self, feed: SourceFeed, shard: int, batch: Batch) -> None:
-        """Hand one batch to ``shard``, then move the gate and the frontier past it."""
+        """Hand one batch to ``shard``, then settle what follows from it."""
         feed.ack(shard, self.cores[shard].handle(batch).applied)
-        self._update_gate()
-        self._set_frontier(self._frontiers.update(feed.source, feed.frontier))
-        self.run_until_quiet()
+        self._settle()
+
+    def _settle(self) -> None:
+        """Deliver messages, take every source's acknowledgements, tell the coordinator
+        how far each source is and carry out what it says -- until nothing changes."""
+        if self._settling:
+            self._dirty = True
+            return
+        self._settling = True
+        try:
+            self._dirty = True
+            while self._dirty:
+                self._dirty = False
+                self.run_until_quiet()
+                for run in list(self._running.values()):
+                    feed = run.feed
+                    for k, core in enumerate(self.cores):
+                        feed.ack(k, core.applied.get(feed.channel, 0))
+                    told = SourceProgressed(feed.source, feed.frontier, feed.promise(), feed.max_ts)
+                    self._do(self.coordinator.handle(told))
+        finally:
+            self._settling = False
+
+    def _do(self, instructions: list[Instruction]) -> None:
+        """Carry out the coordinator's instructions, in order (what they let run is
+        settled by the caller: :meth:`_settle`)."""
+        for instruction in instructions:
+            self._carry_out(instruction)
+
+    def _carry_out(self, instruction: Instruction) -> None:
+        match instruction:
+            case SetFrontier(time=t, reset=reset, shards=shards):
+                for k in shards or range(self.num_shards):
+                    self.cores[k].set_frontier(t, reset=reset)
+                self._dirty = True
+            case SetGate(gate=gate, shards=shards):
+                for k in shards or range(self.num_shards):
+                    self.cores[k].set_gate(gate)
+                self._dirty = True
+            case ReadFloor(source=source):
+                times = tuple(dict(core.times) for core in self.cores)
+                self._do(self.coordinator.handle(FloorRead(source, times)))
+            case AdvanceWatermark(source=source, watermark=mark):
+                run = self._running.get(source)
+                if run is not None and not run.feed.ended:
+                    self._send(run.feed, run.feed.advance(mark))
+            case Resend(source=source, shard=shard):
+                run = self._running.get(source)
+                if run is not None:
+                    for batch in run.feed.unacked(shard):
+                        self._push(run.feed, shard, batch)
+            case Refuse(reason=reason):
+                raise ValueError(reason)
+
+    # -- messages between cores -------------------------------------------------------
 
     def run_until_quiet(self, max_rounds: int = 1_000_000) -> int:
         """Deliver messages (and observers' side items) between cores until none is
@@ -261,15 +409,22 @@ class LocalRuntime:
 
     def crash(self, shard: int) -> None:
         """Drop ``shard``'s memory and rebuild it from its log, as after a process kill
-        (with a fresh observer: what the old one held is lost)."""
+        (with a fresh observer: what the old one held is lost). The coordinator gives it
+        the frontier and the gate again, and every source feeding resends what it has not
+        logged."""
         store = self._stores[shard]
         if store is None:
             raise RuntimeError("a shard without a log cannot recover")
         store.close()
         self._stores[shard] = self._factory(shard)
-        self.cores[shard] = self._new_core(shard)
+        core = self.cores[shard] = self._new_core(shard)
         for sender in self.cores:
             sender.rewind(shard)
+        self._do(self.coordinator.handle(ShardRestarted(shard, core.incarnation)))
+        if self._running:
+            self._settle()
+
+    # -- queries ----------------------------------------------------------------------
 
     def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
         """The live state and edges of ``vertex_id`` (``VertexNotFound`` if absent)."""
@@ -304,7 +459,13 @@ class LocalRuntime:
                 store.close()
 
 
-def _stamped(updates: Iterable[Update], source: str) -> Iterator[Update]:
-    """``updates`` with a ``(source, position)`` id where they have none."""
-    for i, update in enumerate(updates, start=1):
-        yield update if update.offset >= 0 else update.with_origin(source, i)
+def _stamped(updates: Iterable[Update | None], source: str) -> Iterator[Update | None]:
+    """``updates`` with a ``(source, position)`` id where they have none (``None``,
+    nothing to read now, passes through and takes no position)."""
+    position = 0
+    for update in updates:
+        if update is None or update.offset >= 0:
+            yield update
+        else:
+            position += 1
+            yield update.with_origin(source, position)

@@ -32,17 +32,25 @@ from typing import Any
 import ray
 from ray.exceptions import ActorUnavailableError, RayActorError
 
+from shards.coordinator import Gate
 from shards.core import Batch, ShardCore, ShardFailed
 from shards.logstore import RocksLogStore
+from shards.protocol import Outcome, Quiet, ShardSettings, ShardStats
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
-__all__ = ["ShardWorker", "ACTOR_ERRORS", "shard_actor_name"]
+__all__ = ["ShardWorker", "ACTOR_ERRORS", "answer", "shard_actor_name"]
 
 ACTOR_ERRORS = (RayActorError, ActorUnavailableError)
 """Exceptions that mean "the actor died or is restarting": resend after it is back."""
 
 _RETRY_DELAY = 0.05
+
+
+def answer(ref: Any) -> Any:
+    """The result of one actor call: ``ray.get`` of one object ref, typed ``Any`` for the
+    caller to name (Ray's stubs take a ref of unknown type for a list of them)."""
+    return ray.get(ref)
 
 
 def shard_actor_name(graph_id: str, shard: int) -> str:
@@ -54,11 +62,13 @@ class ShardWorker:
     """One shard as an async Ray actor (``ray.remote(ShardWorker)``).
 
     ``namespace`` is the Ray namespace its peers are named in (``None``: the job's).
-    ``frontier_keeper`` names (``(name, namespace)``) an actor with ``frontier()`` and
-    ``gate()`` methods (the graph's controller): a restarted shard asks it for the sources'
-    current frontier and gate (see :meth:`~shards.core.ShardCore.set_gate`) before it
-    sends or merges anything. (A name, not a handle: Ray warns about actor handles among
-    the constructor arguments of a restartable actor.)
+    ``frontier_keeper`` names (``(name, namespace)``) the graph's controller: a restarted
+    shard tells it (``shard_restarted(shard, incarnation)``), gets the sources' current
+    frontier and gate (see :meth:`~shards.core.ShardCore.set_gate`) and sets them before
+    it sends or merges anything; the sources resend what it had not logged. (A name, not a
+    handle: Ray warns about actor handles among the constructor arguments of a
+    restartable actor.) Frontiers and gates come numbered: an older one arriving after a
+    newer is ignored.
     """
 
     def __init__(
@@ -104,17 +114,21 @@ class ShardWorker:
         with warnings.catch_warnings():  # Ray's property warns about its own internals
             warnings.simplefilter("ignore")
             self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        self._told = {"frontier": -1, "gate": -1}  # the number of the last value taken
         if self.restarted and frontier_keeper is not None:
             # a new core releases every message; hold back what the sources have not reached
             keeper = ray.get_actor(frontier_keeper[0], namespace=frontier_keeper[1])
-            frontier, gate = ray.get([keeper.frontier.remote(), keeper.gate.remote()])
-            self.core.set_frontier(frontier, reset=True)
-            self.core.set_gate(gate)
+            restart: Any = keeper.shard_restarted.remote(shard_id, self.core.incarnation)
+            settings: ShardSettings = ray.get(restart)
+            self._told = {"frontier": settings.frontier_seq, "gate": settings.gate_seq}
+            self.core.set_frontier(settings.frontier, reset=True)
+            self.core.set_gate(settings.gate)
 
     # -- calls ------------------------------------------------------------------------
 
-    async def push(self, batch: Batch) -> tuple[int, bool]:
-        """Apply a batch of stream updates; returns ``(applied position, buffered)``."""
+    async def push(self, batch: Batch) -> Outcome:
+        """Take a batch of stream updates (applied, or queued to be merged with other
+        sources'); returns what became of it."""
         self._start()
         assert self._drained is not None
         while self._backlogged():
@@ -122,42 +136,73 @@ class ShardWorker:
             await self._drained.wait()
         return self._handle(batch)
 
-    async def set_frontier(self, time: float, reset: bool = False) -> None:
-        """Release held messages up to event time ``time`` (see ``ShardCore.set_frontier``)."""
+    async def set_frontier(self, time: float, reset: bool = False, seq: int = 0) -> None:
+        """Release held messages up to event time ``time`` (see ``ShardCore.set_frontier``);
+        ``seq`` numbers it (an older one than the last taken is ignored)."""
         self._start()
+        if not self._newer("frontier", seq):
+            return
         self.core.set_frontier(time, reset=reset)
         for event in self._wake:
             event.set()
 
-    async def set_gate(self, gate: dict[str, float] | None) -> None:
-        """The promises of the sources feeding the graph (see ``ShardCore.set_gate``)."""
+    async def set_gate(self, gate: Gate | None, seq: int = 0) -> None:
+        """The promises of the sources feeding the graph (see ``ShardCore.set_gate``);
+        ``seq`` numbers it (an older one than the last taken is ignored)."""
         self._start()
+        if not self._newer("gate", seq):
+            return
         try:
             self.core.set_gate(gate)
         except ShardFailed:
             os._exit(70)
         self._progress()
 
-    async def wait_applied(self, channel: str, position: int, timeout: float) -> int:
-        """The position applied on ``channel`` once it reaches ``position`` (or after
-        ``timeout`` seconds): a source waiting for updates queued to be merged."""
+    async def wait_applied(self, channel: str, position: int, timeout: float) -> Outcome:
+        """The positions on ``channel`` once it applied ``position`` (or after ``timeout``
+        seconds): a source waiting for updates queued to be merged (a long poll)."""
+        applied = self.core.applied
+        await self._until(lambda: applied.get(channel, 0) >= position, timeout)
+        return self.core.position(channel)
+
+    async def wait_quiet(self, timeout: float) -> Quiet:
+        """Once nothing is pending here -- no message nor side item waiting to be sent or
+        acknowledged -- (or after ``timeout`` seconds): whether it is so, the worker clock
+        and the side items processed (a long poll: ``GraphCluster.wait_idle``)."""
+        core = self.core
+        quiet = await self._until(
+            lambda: core.pending_total() == 0 and core.side_pending_total() == 0, timeout
+        )
+        observer = core.observer
+        processed = 0 if observer is None else observer.side_processed()
+        return Quiet(quiet, core.worker_clock, processed)
+
+    async def wait_pending_after(self, t: float, timeout: float) -> bool:
+        """Whether no message of time ``<= t`` is pending here, once so (or after
+        ``timeout`` seconds): a time cut at ``t`` waits for it (a long poll)."""
+        core = self.core
+        return await self._until(lambda: core.min_pending_time() > t, timeout)
+
+    async def _until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``condition()`` holds, looking again whenever something ran here;
+        ``False`` if it still does not after ``timeout`` seconds."""
         self._start()
         assert self._progressed is not None
-        deadline = asyncio.get_running_loop().time() + timeout
-        applied = self.core.applied
-        while applied.get(channel, 0) < position:
-            left = deadline - asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not condition():
+            left = deadline - loop.time()
             if left <= 0:
-                break
+                return False
             self._progressed.clear()
             try:
                 await asyncio.wait_for(self._progressed.wait(), left)
             except TimeoutError:
-                break
-        return applied.get(channel, 0)
+                return condition()
+        return True
 
-    async def deliver(self, batch: Batch) -> tuple[int, bool]:
-        """Apply a batch of messages from a shard; returns ``(applied position, buffered)``."""
+    async def deliver(self, batch: Batch) -> Outcome:
+        """Apply a batch of messages from a shard; returns what became of it."""
         self._start()
         return self._handle(batch)
 
@@ -174,15 +219,15 @@ class ShardWorker:
         """The id of the Ray node this shard runs on (tasks reading its log go there)."""
         return ray.get_runtime_context().get_node_id()
 
-    async def stats(self, pending_time: bool = False) -> dict[str, Any]:
+    async def stats(self, pending_time: bool = False) -> ShardStats:
         """The core's counters plus whether this process is a restarted instance; with
         ``pending_time`` also the earliest time of an unacknowledged message (a scan of
         the outboxes, so only when a time cut asks for it)."""
         self._start()
         stats = self.core.stats()
-        stats["restarted"] = self.restarted
+        stats.restarted = self.restarted
         if pending_time:
-            stats["min_pending_time"] = self.core.min_pending_time()
+            stats.min_pending_time = self.core.min_pending_time()
         return stats
 
     async def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
@@ -217,7 +262,7 @@ class ShardWorker:
         if self.host is None:
             raise RuntimeError(f"shard {self.shard_id} has no live host attached")
         result = getattr(self.host, method)(*args)
-        self._wake_senders()
+        self._progress()
         return result
 
     async def live_poll(self, method: str, wait: float, *args: Any) -> Any:
@@ -258,13 +303,19 @@ class ShardWorker:
         for event in self._wake:
             event.set()  # a recovered outbox may hold messages already
 
-    def _handle(self, batch: Batch) -> tuple[int, bool]:
+    def _newer(self, what: str, seq: int) -> bool:
+        if seq < self._told[what]:
+            return False
+        self._told[what] = seq
+        return True
+
+    def _handle(self, batch: Batch) -> Outcome:
         try:
-            result = self.core.handle(batch)
+            outcome = self.core.handle(batch)
         except ShardFailed:
             os._exit(70)  # memory may be ahead of the log: restart and recover
         self._progress()
-        return result.applied, result.buffered
+        return outcome
 
     def _progress(self) -> None:
         """Something ran: wake the senders and whoever waits for a position."""
@@ -288,18 +339,20 @@ class ShardWorker:
                 await wake.wait()
                 continue
             if dest == self.shard_id:
-                applied, buffered = self._handle(batch)
+                outcome = self._handle(batch)
                 await asyncio.sleep(0)  # let calls in between long local cascades
             else:
                 try:
-                    applied, buffered = await self._peer(dest).deliver.remote(batch)
+                    outcome = await self._peer(dest).deliver.remote(batch)
                 except ACTOR_ERRORS:
                     core.rewind(dest)
                     await asyncio.sleep(_RETRY_DELAY)
                     continue
-            core.ack(dest, applied)
-            if buffered:
+            core.ack(dest, outcome.applied)
+            if outcome.buffered:
                 core.rewind(dest)
+            if self._progressed is not None:
+                self._progressed.set()  # pending went down: wake who waits for quiet
             if self._drained is not None and not self._backlogged():
                 self._drained.set()
 

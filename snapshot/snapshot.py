@@ -3,7 +3,8 @@
 Every shard's part is rebuilt by a Ray task on the node that holds the shard's log,
 reading it through a read-only RocksDB handle, so the live graph keeps running. The
 tables stay in the object store behind object refs (one vertex table and one edge table
-per shard) until a view asks for them.
+per shard) until a view asks for them. A graph running in this process (the ``local``
+runtime) builds the same tables here (:func:`build_local_snapshot`).
 
 A snapshot never changes: a clock cut is a fixed prefix of every log, and a time cut is
 only built once every update with an earlier time has been logged (the driver waits for
@@ -25,12 +26,12 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shards.codec import Schema
-from shards.logstore import RocksLogStore
+from shards.logstore import LogStore, RocksLogStore
 from shards.replay import read_schema
 from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
 from snapshot.tables import empty_edges, empty_vertices, snapshot_tables
 
-__all__ = ["Snapshot", "SnapshotMeta", "build_snapshot", "read_log"]
+__all__ = ["Snapshot", "SnapshotMeta", "build_local_snapshot", "build_snapshot", "read_log"]
 
 
 @dataclass
@@ -56,12 +57,15 @@ class SnapshotMeta:
         return asdict(self)
 
 
-class Snapshot:
-    """A consistent past graph: per-shard Arrow tables behind Ray object refs."""
+Part = ray.ObjectRef | pa.Table
+"""One shard's table: behind an object ref (built by a Ray task), or here."""
 
-    def __init__(
-        self, vertex_refs: list[ray.ObjectRef], edge_refs: list[ray.ObjectRef], meta: SnapshotMeta
-    ) -> None:
+
+class Snapshot:
+    """A consistent past graph: per-shard Arrow tables, behind Ray object refs or in this
+    process."""
+
+    def __init__(self, vertex_refs: list[Part], edge_refs: list[Part], meta: SnapshotMeta) -> None:
         self.vertex_refs = vertex_refs
         self.edge_refs = edge_refs
         self.meta = meta
@@ -73,19 +77,20 @@ class Snapshot:
 
     def vertices(self) -> pa.Table:
         """All vertices: ``id``, ``type``, ``clock``, ``time`` and state columns."""
-        return _concat(ray.get(self.vertex_refs), empty_vertices())
+        return _concat(_tables(self.vertex_refs), empty_vertices())
 
     def edges(self) -> pa.Table:
         """All edges: ``src``, ``dst`` and property columns (``window_*`` for a window)."""
-        return _concat(ray.get(self.edge_refs), empty_edges())
+        return _concat(_tables(self.edge_refs), empty_edges())
 
     def to_pandas(self) -> tuple[Any, Any]:
         """``(vertices, edges)`` as pandas DataFrames."""
         return self.vertices().to_pandas(), self.edges().to_pandas()
 
     def to_ray_dataset(self) -> tuple[Any, Any]:
-        """``(vertices, edges)`` as Ray datasets built straight from the object refs."""
-        return ray.data.from_arrow_refs(self.vertex_refs), ray.data.from_arrow_refs(self.edge_refs)
+        """``(vertices, edges)`` as Ray datasets built straight from the object refs (or
+        from the tables of a snapshot built in this process)."""
+        return _dataset(self.vertex_refs), _dataset(self.edge_refs)
 
     def to_networkx(self) -> Any:
         """A ``networkx.DiGraph`` with vertex and edge attributes."""
@@ -106,6 +111,19 @@ class Snapshot:
         pq.write_table(self.vertices(), paths[0])
         pq.write_table(self.edges(), paths[1])
         return paths
+
+
+def _tables(parts: list[Part]) -> list[pa.Table]:
+    refs = [p for p in parts if isinstance(p, ray.ObjectRef)]
+    if not refs:
+        return list(parts)
+    return ray.get(list(parts))  # type: ignore[no-any-return]
+
+
+def _dataset(parts: list[Part]) -> Any:
+    if parts and all(isinstance(p, pa.Table) for p in parts):
+        return ray.data.from_arrow(list(parts))
+    return ray.data.from_arrow_refs(parts)
 
 
 def _concat(tables: list[pa.Table], empty: pa.Table) -> pa.Table:
@@ -134,10 +152,22 @@ def _build_part(
 ) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
     store = RocksLogStore(path, read_only=True)
     try:
-        bound = consistent_bound(store, shard, clock) if clock is not None else None
-        part = rebuild_part(store, shard, bound=bound, at=at, since=since)
+        return _part(store, shard, schema, clock, at, since)
     finally:
         store.close()
+
+
+def _part(
+    store: LogStore,
+    shard: int,
+    schema: Schema,
+    clock: tuple[int, ...] | None,
+    at: float | None,
+    since: float | None,
+) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
+    """One shard's tables at the cut, and what building them took."""
+    bound = consistent_bound(store, shard, clock) if clock is not None else None
+    part = rebuild_part(store, shard, bound=bound, at=at, since=since)
     vertex_rows, edge_rows = part_rows(part)
     stats = {
         "bound": part.bound,
@@ -149,6 +179,45 @@ def _build_part(
     }
     vertices, edges = snapshot_tables(vertex_rows, edge_rows, schema, windowed=since is not None)
     return vertices, edges, stats
+
+
+def _finish(
+    meta: SnapshotMeta,
+    vertices: list[Part],
+    edges: list[Part],
+    stats: list[dict[str, Any]],
+    started: float,
+) -> Snapshot:
+    meta.cut = [s["bound"] for s in stats]
+    meta.part_vertices = [s["vertices"] for s in stats]
+    meta.part_edges = [s["edges"] for s in stats]
+    meta.vertices = sum(meta.part_vertices)
+    meta.edges = sum(meta.part_edges)
+    meta.replayed = sum(s["replayed"] for s in stats)
+    meta.checkpoints = [s["checkpoint"] for s in stats]
+    meta.shard_seconds = [s["seconds"] for s in stats]
+    meta.build_seconds = time.perf_counter() - started
+    return Snapshot(vertices, edges, meta)
+
+
+def build_local_snapshot(
+    stores: list[LogStore],
+    meta: SnapshotMeta,
+    *,
+    clock: tuple[int, ...] | None = None,
+    at: float | None = None,
+    since: float | None = None,
+) -> Snapshot:
+    """Rebuild every shard's part in this process from ``stores`` (a graph running here),
+    all with the graph's schema."""
+    started = time.perf_counter()
+    schema = Schema.empty()
+    for store in stores:
+        schema = schema.merge(read_schema(store))
+    parts = [_part(store, k, schema, clock, at, since) for k, store in enumerate(stores)]
+    return _finish(
+        meta, [v for v, _, _ in parts], [e for _, e, _ in parts], [s for _, _, s in parts], started
+    )
 
 
 def build_snapshot(
@@ -185,17 +254,7 @@ def build_snapshot(
         vertex_refs.append(v)
         edge_refs.append(e)
         stat_refs.append(s)
-    stats = ray.get(stat_refs)
-    meta.cut = [s["bound"] for s in stats]
-    meta.part_vertices = [s["vertices"] for s in stats]
-    meta.part_edges = [s["edges"] for s in stats]
-    meta.vertices = sum(meta.part_vertices)
-    meta.edges = sum(meta.part_edges)
-    meta.replayed = sum(s["replayed"] for s in stats)
-    meta.checkpoints = [s["checkpoint"] for s in stats]
-    meta.shard_seconds = [s["seconds"] for s in stats]
-    meta.build_seconds = time.perf_counter() - started
-    return Snapshot(vertex_refs, edge_refs, meta)
+    return _finish(meta, vertex_refs, edge_refs, ray.get(stat_refs), started)
 
 
 @ray.remote

@@ -215,7 +215,7 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
         """The offset through which every record of ``source`` is logged: the smallest
         position any shard applied on the source's channel."""
         channel = source_channel(source)
-        return min(s["applied"].get(channel, 0) for s in self.graph.stats().shards)
+        return min(s.applied.get(channel, 0) for s in self.graph.stats().shards)
 
     def _updates(self, request: pb.IngestRequest, source: str, last: int) -> list[Update]:
         """The checked updates of one batch (offsets strictly after ``last``)."""
@@ -240,13 +240,13 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
             stats = self.graph.stats()
             shards = [
                 pb.ShardStats(
-                    shard=s["shard"],
-                    vertices=s["vertices"],
-                    edges=s["edges"],
-                    worker_clock=s["worker_clock"],
-                    errors=s["errors"],
-                    restarted=s.get("restarted", False),
-                    applied=s["applied"],
+                    shard=s.shard,
+                    vertices=s.vertices,
+                    edges=s.edges,
+                    worker_clock=s.worker_clock,
+                    errors=s.errors,
+                    restarted=s.restarted,
+                    applied=s.applied,
                 )
                 for s in stats.shards
             ]
@@ -443,7 +443,7 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
 
     def _position(self, message: pb.Position) -> StreamPosition:
         position = position_of(message, "resume")
-        clocks = [s["worker_clock"] for s in self.graph.stats().shards]
+        clocks = [s.worker_clock for s in self.graph.stats().shards]
         if len(position.after) != len(clocks):
             raise InvalidField(
                 "resume", f"a position of {len(position.after)} shards; the graph has {len(clocks)}"

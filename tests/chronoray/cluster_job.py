@@ -137,7 +137,7 @@ def node_loss(logs: str, storage: str) -> dict[str, Any]:
             "updates": report.updates,
             "edges": [[s, d, p["count"]] for s, d, p in g.edges()],
             "snapshots": {str(t): _pairs(g.snapshot(at=t)) for t in _times()},
-            "restarted": [s["restarted"] for s in g.stats().shards],
+            "restarted": [s.restarted for s in g.stats().shards],
         }
         g.shutdown()
         return result

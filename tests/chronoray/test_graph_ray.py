@@ -74,7 +74,7 @@ def test_killed_shards_under_load_lose_nothing(ray_session, tmp_path, college):
         report = g.ingest(cr.SnapEdgeSource(collegemsg_path()), on_batch=chaos, in_driver=True)
         assert len(killed) == 2
         stats = g.stats()
-        assert all(s["restarted"] for s in stats.shards)
+        assert all(s.restarted for s in stats.shards)
         assert report.resent_batches >= 1
         assert (stats.vertices, stats.edges) == (1899, 20296)
         assert _counts(g) == dict(pair_counts(college))  # nothing lost, nothing doubled

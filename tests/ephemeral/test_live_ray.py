@@ -50,7 +50,7 @@ def test_live_computations_streams_and_indexes_on_ray(ray_session, tmp_path, col
             check_indexes(g, seen)
         assert bfs.value(source) == 0 and bfs.value(-1) is None
         notes = live.drain()
-        assert len(notes) == sum(s["worker_clock"] for s in g.stats().shards)
+        assert len(notes) == sum(s.worker_clock for s in g.stats().shards)
         clocks = defaultdict(list)
         for n in notes:
             assert isinstance(n, Notification)

@@ -43,7 +43,7 @@ def log_positions(graph: cr.GraphCluster) -> list[tuple[Any, ...]]:
     """What must not change when a request is refused: per shard, its log position (worker
     clock), what it applied per channel, its vertex and edge counts."""
     return [
-        (s["worker_clock"], sorted(s["applied"].items()), s["vertices"], s["edges"])
+        (s.worker_clock, sorted(s.applied.items()), s.vertices, s.edges)
         for s in graph.stats().shards
     ]
 

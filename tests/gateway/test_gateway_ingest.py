@@ -72,7 +72,7 @@ def test_two_clients_ingest_the_two_halves_at_once(ray_session, tmp_path, colleg
 
 def _applied(graph: cr.GraphCluster, source: str) -> list[int]:
     channel = source_channel(source)
-    return [s["applied"].get(channel, 0) for s in graph.stats().shards]
+    return [s.applied.get(channel, 0) for s in graph.stats().shards]
 
 
 def test_a_client_killed_mid_stream_resumes_after_its_last_ack(ray_session, tmp_path, college):

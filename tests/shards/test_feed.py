@@ -9,7 +9,8 @@ import random
 import pytest
 
 from shards.codec import K_IN_EDGE, K_UPDATE
-from shards.feed import Frontiers, OutOfOrder, SourceFeed
+from shards.coordinator import Frontiers
+from shards.feed import OutOfOrder, SourceFeed
 from shards.local import LocalRuntime
 from shards.routing import shard_of
 from vertex.records import Update
@@ -72,7 +73,7 @@ def test_frontiers_is_the_minimum_over_active_sources():
     assert f.open("b") == (-math.inf, True)
     assert f.update("b", 20.0) == (10.0, False)
     assert f.close("a") == (20.0, False)
-    assert f.close("b") == (math.inf, False) and f.sources == []
+    assert f.close("b") == (math.inf, False) and f.held_back_by() is None
 
 
 def test_local_runtime_resumes_a_source_without_doubling():
