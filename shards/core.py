@@ -243,6 +243,7 @@ class ShardCore:
         self._schema = SchemaTracker(Schema.empty())
         self._observer: ShardObserver | None = None
         self._side_inflight = [0] * num_shards
+        self._failure: str | None = None  # a failed log write: memory is ahead of the log
         if store is not None:
             self._check_manifest(store)
             self._recover(store)
@@ -301,7 +302,11 @@ class ShardCore:
         Side items are handed to the observer after the logged items (at once if the
         logged items wait in the reorder buffer). The cyclic garbage collector pauses
         meanwhile: a batch's many short-lived objects would otherwise be scanned again and
-        again while they are alive (cycles user code makes are collected right after)."""
+        again while they are alive (cycles user code makes are collected right after).
+        After a failed log write every call raises :class:`ShardFailed` again: the core
+        never goes on from a state its log does not hold."""
+        if self._failure is not None:
+            raise ShardFailed(f"{self._failure} (rebuild the shard from its log)")
         with paused_gc():
             return self._handle(batch)
 
@@ -791,7 +796,8 @@ class ShardCore:
         try:
             self.store.append(log)  # type: ignore[union-attr]
         except Exception as exc:
-            raise ShardFailed(f"shard {self.shard_id}: log write failed: {exc}") from exc
+            self._failure = f"shard {self.shard_id}: log write failed: {exc}"
+            raise ShardFailed(self._failure) from exc
 
     def _checkpoint_due(self) -> bool:
         """At least ``shard_checkpoint_interval`` entries since the last checkpoint, and

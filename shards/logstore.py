@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import importlib
 import os
 import threading
 from bisect import bisect_left, bisect_right
@@ -71,6 +72,7 @@ __all__ = [
     "encode_seq",
     "decode_seq",
     "MAX_SEQ",
+    "open_log_store",
 ]
 
 MAX_SEQ = 2**64 - 1
@@ -662,3 +664,19 @@ class RocksLogStore:
     def __repr__(self) -> str:
         state = "closed" if self._closed else self._mode
         return f"{type(self).__name__}({self.path!r}, {state})"
+
+
+def open_log_store(factory: str, path: str | os.PathLike[str], *, sync: bool = False) -> LogStore:
+    """The writer store of a shard's log at ``path``: a :class:`RocksLogStore` when
+    ``factory`` is empty, else what the function ``factory`` names (``"module:function"``,
+    called as ``function(path, sync=sync)``) returns -- e.g. ``"shards.faults:open_faulty"``,
+    the fault-injecting store of the tests."""
+    if not factory:
+        return RocksLogStore(path, sync=sync)
+    module, _, name = factory.partition(":")
+    try:
+        opener = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise LogError(f"log store factory {factory!r} not found: {exc}") from None
+    store: LogStore = opener(os.fspath(path), sync=sync)
+    return store

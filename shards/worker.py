@@ -33,7 +33,7 @@ import ray
 from ray.exceptions import ActorUnavailableError, RayActorError
 
 from shards.core import Batch, ShardCore, ShardFailed
-from shards.logstore import RocksLogStore
+from shards.logstore import open_log_store
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
@@ -76,6 +76,7 @@ class ShardWorker:
         host_factory: Callable[[], Any] | None = None,
         namespace: str | None = None,
         frontier_keeper: tuple[str, str] | None = None,
+        log_store: str = "",
     ) -> None:
         self.graph_id = graph_id
         self.namespace = namespace
@@ -87,7 +88,7 @@ class ShardWorker:
         self.core = ShardCore(
             shard_id,
             num_shards,
-            RocksLogStore(log_path, sync=sync),
+            open_log_store(log_store, log_path, sync=sync),
             types,
             shard_checkpoint_interval=shard_checkpoint_interval,
         )
