@@ -270,17 +270,17 @@ class FaultyLogStore:
         return f"FaultyLogStore({self.inner!r}, {self.where})"
 
 
-def open_faulty(path: str, *, sync: bool = False) -> LogStore:
+def open_faulty(path: str, *, sync: bool = False, create: bool = True) -> LogStore:
     """The log store factory of ``Config(log_store="shards.faults:open_faulty")``: the
     RocksDB log at ``path`` (``<log_dir>/shard-<k>``) behind the plan
     ``<log_dir>/faults.json``, if there is one (a ``torn`` fault ends the process)."""
     log = Path(path)
     plan_file = log.parent / PLAN_FILE
     if not plan_file.exists():
-        return RocksLogStore(path, sync=sync)
+        return RocksLogStore(path, sync=sync, create=create)
     shard = int(log.name.rsplit("-", 1)[-1])
     return FaultyLogStore(
-        lambda: RocksLogStore(path, sync=sync),
+        lambda: RocksLogStore(path, sync=sync, create=create),
         FaultPlan.load(plan_file),
         shard,
         where=f"shard {shard} ({path})",

@@ -25,15 +25,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import ray
 from ray.exceptions import ActorUnavailableError, RayActorError
 
 from shards.core import Batch, ShardCore, ShardFailed
-from shards.logstore import open_log_store
+from shards.logstore import LogError, LogStore, open_log_store
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
@@ -43,6 +45,29 @@ ACTOR_ERRORS = (RayActorError, ActorUnavailableError)
 """Exceptions that mean "the actor died or is restarting": resend after it is back."""
 
 _RETRY_DELAY = 0.05
+_REOPEN_DELAY = 1.0
+
+
+def _restart(failure: ShardFailed) -> NoReturn:
+    """End this process, saying why (Ray shows a worker's stderr): its memory may be ahead
+    of its log, so Ray restarts the actor and the new process recovers from the log."""
+    print(f"{failure}; restarting from the log", file=sys.stderr, flush=True)
+    os._exit(70)
+
+
+def _open_log(factory: str, path: str, sync: bool, restarted: bool, shard: int) -> LogStore:
+    """The shard's log. A restarted shard never starts over from an empty log (its log
+    must still be there), and one that cannot open its log (disk full, directory gone or
+    read-only) says why and ends after a pause, so Ray tries again until the fault is
+    gone; a first start fails at once (e.g. another graph holds the log)."""
+    try:
+        return open_log_store(factory, path, sync=sync, create=not restarted)
+    except LogError as exc:
+        if not restarted:
+            raise
+        print(f"shard {shard}: {exc}; retrying in {_REOPEN_DELAY} s", file=sys.stderr, flush=True)
+        time.sleep(_REOPEN_DELAY)
+        os._exit(71)
 
 
 def shard_actor_name(graph_id: str, shard: int) -> str:
@@ -84,13 +109,12 @@ class ShardWorker:
         self.num_shards = num_shards
         self.max_pending = max_pending
         self.max_batch = max_batch
-        os.makedirs(log_path, exist_ok=True)
+        with warnings.catch_warnings():  # Ray's property warns about its own internals
+            warnings.simplefilter("ignore")
+            self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        store = _open_log(log_store, log_path, sync, self.restarted, shard_id)
         self.core = ShardCore(
-            shard_id,
-            num_shards,
-            open_log_store(log_store, log_path, sync=sync),
-            types,
-            shard_checkpoint_interval=shard_checkpoint_interval,
+            shard_id, num_shards, store, types, shard_checkpoint_interval=shard_checkpoint_interval
         )
         self.host = None
         if host_factory is not None:
@@ -102,9 +126,6 @@ class ShardWorker:
         self._drained: asyncio.Event | None = None
         self._progressed: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        with warnings.catch_warnings():  # Ray's property warns about its own internals
-            warnings.simplefilter("ignore")
-            self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
         if self.restarted and frontier_keeper is not None:
             # a new core releases every message; hold back what the sources have not reached
             keeper = ray.get_actor(frontier_keeper[0], namespace=frontier_keeper[1])
@@ -135,8 +156,8 @@ class ShardWorker:
         self._start()
         try:
             self.core.set_gate(gate)
-        except ShardFailed:
-            os._exit(70)
+        except ShardFailed as exc:
+            _restart(exc)
         self._progress()
 
     async def wait_applied(self, channel: str, position: int, timeout: float) -> int:
@@ -262,8 +283,8 @@ class ShardWorker:
     def _handle(self, batch: Batch) -> tuple[int, bool]:
         try:
             result = self.core.handle(batch)
-        except ShardFailed:
-            os._exit(70)  # memory may be ahead of the log: restart and recover
+        except ShardFailed as exc:
+            _restart(exc)
         self._progress()
         return result.applied, result.buffered
 

@@ -6,29 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-import chronoray as cr
 from chronoray.testing import LocalRuntime
 from shards.core import ShardFailed
 from shards.faults import Fault, FaultPlan, FaultyLogStore, InjectedFault, SimulatedCrash
 from shards.logstore import LogName, RocksLogStore
+from tests.chaos.chaos_helpers import edge_counts, expected_counts
 
 
 @pytest.fixture(scope="module")
-def updates(college):
-    """The first 4,000 lines of CollegeMsg as updates, in time order."""
-    rows = sorted((ts, src, dst) for (src, dst), events in college.items() for ts, _ in events)
-    return [cr.Update.add_edge(src, dst, ts) for ts, src, dst in rows[:4000]]
-
-
-def _expected(updates):
-    counts: dict[tuple[int, int], int] = {}
-    for u in updates:
-        counts[(u.vertex, u.dst)] = counts.get((u.vertex, u.dst), 0) + 1
-    return counts
-
-
-def _counts(rt: LocalRuntime) -> dict[tuple[int, int], int]:
-    return {pair: props["count"] for pair, props in rt.edges().items()}
+def updates(college_updates):
+    """The first 4,000 lines of CollegeMsg."""
+    return college_updates[:4000]
 
 
 def _runtime(tmp_path, plan: FaultPlan, **options) -> LocalRuntime:
@@ -68,7 +56,7 @@ def test_failing_write_stops_the_shard_which_recovers_exactly(tmp_path, updates,
     rt.crash(1)
     rt.crash(0)
     rt.ingest(updates, "college")  # the source resends; applied positions skip the rest
-    assert _counts(rt) == _expected(updates)
+    assert edge_counts(rt) == expected_counts(updates)
     assert [(i, k, o) for i, k, o in plan.fired()] == [(0, 1, op)]
     rt.close()
 
@@ -81,7 +69,7 @@ def test_torn_write_drops_the_batch_and_the_process(tmp_path, updates):
     rt.close()  # the whole "process" is gone: reopen every shard from its log
     rt = _runtime(tmp_path, plan)
     rt.ingest(updates, "college")
-    assert _counts(rt) == _expected(updates)
+    assert edge_counts(rt) == expected_counts(updates)
     rt.close()
 
 
@@ -89,7 +77,7 @@ def test_slow_writes_change_nothing(tmp_path, updates):
     plan = FaultPlan([Fault("append", kind="slow", at=2, every=3, times=4, delay=0.01)])
     rt = _runtime(tmp_path, plan)
     rt.ingest(updates, "college")
-    assert _counts(rt) == _expected(updates)
+    assert edge_counts(rt) == expected_counts(updates)
     assert len(plan.fired()) == 4
     rt.close()
 
@@ -104,7 +92,7 @@ def test_failing_open_and_scan_are_clear_and_pass_once_the_fault_is_gone(tmp_pat
     with pytest.raises(InjectedFault, match="shard 1: injected scan failure"):
         _runtime(tmp_path, plan)  # shard 0 opened, shard 1 fails to replay its log
     rt = _runtime(tmp_path, plan)  # each fault fired once
-    assert _counts(rt) == _expected(updates)
+    assert edge_counts(rt) == expected_counts(updates)
     rt.close()
 
 
@@ -121,7 +109,7 @@ def test_periodic_append_failures_with_recovery_in_between(tmp_path, updates):
             for k in range(2):
                 rt.crash(k)
     assert failures >= 3
-    assert _counts(rt) == _expected(updates)
+    assert edge_counts(rt) == expected_counts(updates)
     rt.close()
 
 
