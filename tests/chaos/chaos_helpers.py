@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 
@@ -19,3 +20,17 @@ def edge_counts(graph: Any) -> dict[tuple[int, int], int]:
     if isinstance(edges, dict):  # LocalRuntime
         return {pair: props["count"] for pair, props in edges.items()}
     return {(src, dst): props["count"] for src, dst, props in edges}
+
+
+def wait_for(condition, what: str, timeout: float = 120.0) -> None:
+    """Poll ``condition`` until it holds; AssertionError naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def wait_answering(graph: Any, timeout: float = 120.0) -> None:
+    """Wait until every shard of a Ray graph answers (after a restart)."""
+    wait_for(lambda: not graph.status().missing, "every shard to answer", timeout)

@@ -6,7 +6,6 @@ once the fault is gone nothing acknowledged is lost and nothing is applied twice
 from __future__ import annotations
 
 import shutil
-import time
 
 import pytest
 
@@ -15,21 +14,13 @@ from chronoray.chaos import DiskTroubleUnavailable, fill_disk, read_only
 from chronoray.testing import LocalRuntime
 from shards.core import ShardFailed
 from shards.logstore import LogError, RocksLogStore
-from tests.chaos.chaos_helpers import edge_counts, expected_counts
+from tests.chaos.chaos_helpers import edge_counts, expected_counts, wait_for
 
 
 def _local(root, **options) -> LocalRuntime:
     return LocalRuntime(
         2, store_factory=lambda k: RocksLogStore(root / f"shard-{k}"), batch_size=500, **options
     )
-
-
-def _wait_for(condition, what: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def test_disk_full_in_process(disk, college_updates):
@@ -54,7 +45,7 @@ def test_disk_full_on_ray_waits_then_recovers(ray_session, disk, college_updates
         job = g.ingest(college_updates, name="college", wait=False)
         # the shard that cannot write restarts, cannot reopen its log on the full disk,
         # and tries again until there is room: the source says it waits for it
-        _wait_for(lambda: "unavailable" in str(job.progress().get("waiting")), "a shard down")
+        wait_for(lambda: "unavailable" in str(job.progress().get("waiting")), "a shard down")
         filler.unlink()
         report = job.wait(timeout=300)
         g.wait_idle()
@@ -117,7 +108,7 @@ def test_log_dir_moved_away_under_a_running_shard(ray_session, tmp_path, college
         job = g.ingest(college_updates, name="college", wait=False)
         # shard 1 refuses to write into a directory nobody can find, restarts, and never
         # starts over from an empty log: it waits for its directory to come back
-        _wait_for(lambda: "unavailable" in str(job.progress().get("waiting")), "shard 1 down")
+        wait_for(lambda: "unavailable" in str(job.progress().get("waiting")), "shard 1 down")
         assert not (log_dir / "shard-1").exists()
         (tmp_path / "away").rename(log_dir / "shard-1")
         report = job.wait(timeout=300)
