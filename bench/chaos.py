@@ -117,6 +117,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rounds: list[dict[str, Any]] = []
     total = 0
     workroot = Path(tempfile.mkdtemp(prefix="chronoray-chaos-"))
+
+    def result() -> dict[str, Any]:
+        """The results so far (written after every round: a long campaign cut short
+        keeps its finished rounds)."""
+        done = {
+            "machine": machine(),
+            "seed": args.seed,
+            "total_kills": total,
+            "load_before": [round(x, 1) for x in load_before],
+            "load_after": [round(x, 1) for x in os.getloadavg()],
+            "rounds": rounds,
+            "failures": sum(len(r["failures"]) for r in rounds),
+        }
+        write_results(args.out, "chaos", done, _markdown(done), show=False)
+        return done
+
     try:
         while total < args.kills:
             plan = ChaosPlan(
@@ -127,6 +143,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             report = _local_round(plan, workroot / f"round-{len(rounds)}")
             rounds.append(_summary(report))
             total += len(report.kills)
+            result()
             if not report.kills:
                 break  # the sources ended before a kill: more rounds would not help
         if args.node_kills:
@@ -142,17 +159,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             total += len(report.kills)
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
-    result = {
-        "machine": machine(),
-        "seed": args.seed,
-        "total_kills": total,
-        "load_before": [round(x, 1) for x in load_before],
-        "load_after": [round(x, 1) for x in os.getloadavg()],
-        "rounds": rounds,
-        "failures": sum(len(r["failures"]) for r in rounds),
-    }
-    write_results(args.out, "chaos", result, _markdown(result))
-    return result
+    done = result()
+    print(_markdown(done))
+    return done
 
 
 if __name__ == "__main__":
