@@ -1,8 +1,10 @@
 """Hypothesis profiles of the fuzz tests: ``default`` (fixed seed, a bounded number of
 examples: the default suite) and ``long`` (random seeds, many more examples: the campaign,
-``pytest tests/fuzz --hypothesis-profile=long``; see ``test_fuzz_campaign``)."""
+``CHRONORAY_FUZZ=long pytest tests/fuzz``; see ``test_fuzz_campaign.py``)."""
 
 from __future__ import annotations
+
+import os
 
 from hypothesis import HealthCheck, settings
 
@@ -21,4 +23,4 @@ settings.register_profile(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-settings.load_profile("default")
+settings.load_profile(os.environ.get("CHRONORAY_FUZZ", "default"))
