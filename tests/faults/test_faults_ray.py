@@ -10,7 +10,7 @@ import pytest
 import chronoray as cr
 from chronoray.testing import kill_shard
 from shards.faults import PLAN_FILE, Fault, FaultPlan
-from tests.chaos.chaos_helpers import edge_counts, expected_counts, wait_answering
+from tests.faults.fault_helpers import edge_counts, expected_counts, wait_answering
 
 pytestmark = [pytest.mark.ray]
 

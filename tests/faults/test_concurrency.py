@@ -11,7 +11,7 @@ from chronoray.client import GatewayClient
 from chronoray.gateway import Gateway, GatewaySettings
 from chronoray.testing import kill_shard
 from shards.routing import shard_of
-from tests.chaos.chaos_helpers import edge_counts, expected_counts, wait_answering
+from tests.faults.fault_helpers import edge_counts, expected_counts, wait_answering
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ from chronoray.testing import LocalRuntime
 from shards.core import ShardFailed
 from shards.faults import Fault, FaultPlan, FaultyLogStore, InjectedFault, SimulatedCrash
 from shards.logstore import LogName, RocksLogStore
-from tests.chaos.chaos_helpers import edge_counts, expected_counts
+from tests.faults.fault_helpers import edge_counts, expected_counts
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from chronoray.chaos import DiskTroubleUnavailable, fill_disk, read_only
 from chronoray.testing import LocalRuntime
 from shards.core import ShardFailed
 from shards.logstore import LogError, RocksLogStore
-from tests.chaos.chaos_helpers import edge_counts, expected_counts, wait_for
+from tests.faults.fault_helpers import edge_counts, expected_counts, wait_for
 
 
 def _local(root, **options) -> LocalRuntime:
