@@ -70,7 +70,9 @@ def csv_rule(line: str) -> tuple[int, int, float, int] | str | None:
     if not line.strip():
         return None
     fields = line.split(",")
-    if len(fields) != 4 or not all(_INT.fullmatch(f) for f in fields[:3]):
+    if len(fields) != 4 or not all(_INT.fullmatch(f) for f in fields[:2]):
+        return "bad"
+    if not re.fullmatch(r"[+-]?[0-9]+", fields[2]):  # a rating may carry its sign
         return "bad"
     if not _DEC.fullmatch(fields[3]):
         return "bad"
