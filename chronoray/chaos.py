@@ -287,7 +287,8 @@ class _Chaos:
             for pair, events in edge_oracle(path, fmt).items():  # type: ignore[arg-type]
                 self.oracle.setdefault(pair, []).extend(events)
         times = sorted(ts for events in self.oracle.values() for ts, _ in events)
-        self.report = ChaosReport(asdict(plan) | {"cluster": plan.cluster is not None})
+        described = {k: v for k, v in vars(plan).items() if k != "cluster"}  # no deep copy
+        self.report = ChaosReport(described | {"cluster": plan.cluster is not None})
         self.report.updates = len(times)
         picks = sorted(self.rng.sample(range(len(times)), plan.past_times))
         self.past = [times[i] for i in picks]
