@@ -13,6 +13,7 @@ driver log file named at the end of a command's output.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
 import time
@@ -102,7 +103,7 @@ def json_option(function: _F | None = None, *, help: str = "Print JSON.") -> Any
 shards_option = _setting(
     "num_shards",
     "--shards",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
 )
@@ -174,7 +175,17 @@ class _Settings:
     address: str | None
 
     def config(self, **overrides: Any) -> Config:
-        return Config.load(self.config_file, ray_address=self.address, **overrides)
+        try:
+            return Config.load(self.config_file, ray_address=self.address, **overrides)
+        except ValueError as exc:  # a setting out of range (option, file or environment)
+            raise click.UsageError(str(exc)) from None
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """Refuse NaN, which passes click's range checks (every comparison with it is false)."""
+    if value is not None and math.isnan(value):
+        raise click.BadParameter("nan is not a number of seconds")
+    return value
 
 
 PLUGIN_GROUP = "chronoray.commands"
@@ -549,6 +560,7 @@ def spark_table_options(function: _F) -> _F:
     "--allowed-lateness",
     type=click.FloatRange(min=0),
     default=None,
+    callback=_finite,
     metavar="SECONDS",
     help="Reorder updates up to SECONDS behind the latest time read (a watermark); later "
     "ones follow --late. Without it (or --sort) a file must be in time order.",
@@ -564,6 +576,7 @@ def spark_table_options(function: _F) -> _F:
     "--idle-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
+    callback=_finite,
     metavar="SECONDS",
     help="A source that reads nothing this long stops holding the watermark back [default: 10].",
 )
@@ -1115,7 +1128,7 @@ def bench(args: tuple[str, ...]) -> None:
     default=Path("chronoray-demo"),
     help="Where logs and pictures go (its logs are replaced).",
 )
-@click.option("--shards", type=int, default=2)
+@click.option("--shards", type=click.IntRange(min=1), default=2)
 def demo(out: Path, shards: int) -> None:
     """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw, travel back
     in time, and run PageRank in Spark on a past snapshot."""
@@ -1145,7 +1158,7 @@ def demo(out: Path, shards: int) -> None:
     help="Ratings CSV (SRC,DST,RATING,TIME) [default: the shipped Bitcoin OTC copy].",
 )
 @click.option("--at", type=float, default=None, help="Time of the snapshot Spark analyses.")
-@click.option("--shards", type=int, default=2)
+@click.option("--shards", type=click.IntRange(min=1), default=2)
 def pipeline(out: Path, data: Path | None, at: float | None, shards: int) -> None:
     """Spark as the data pipeline: read Bitcoin OTC with Spark, derive a column, ingest
     it with a live PageRank running, take a snapshot at T, analyse it in Spark, write

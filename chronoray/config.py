@@ -85,6 +85,10 @@ class Config:
     """CPUs of a local Ray instance."""
     object_store_memory: int = 256 * 1024 * 1024
     """Object store bytes of a local Ray instance."""
+    log_store: str = ""
+    """The log store each shard writes: empty for RocksDB; ``"module:function"`` names a
+    factory ``function(path, sync=...)`` returning a ``shards.logstore.LogStore`` (tests
+    inject faults with ``"shards.faults:open_faulty"``)."""
     shard_num_cpus: float = 0.0
     """CPUs each shard actor reserves (0: shards share the node's CPUs with tasks)."""
     spark_executors: int = 1

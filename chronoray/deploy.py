@@ -181,6 +181,7 @@ def _start_shard(
             host_factory=LiveHost,
             namespace=deployment.namespace,
             frontier_keeper=(deployment.controller_name, deployment.namespace),
+            log_store=c.log_store,
         )
     )
 

@@ -12,6 +12,10 @@
   started, never by ``ray stop`` (other Ray instances on the machine are left alone).
 * :func:`simulated_cluster` starts a multi-node cluster on this machine
   (``ray.cluster_utils.Cluster``), each node labelled ``chronoray-node=n<i>``.
+* :func:`run_chaos` (a :class:`ChaosPlan`) kills shards, sources, the gateway and nodes
+  at seeded random moments while two sources feed a graph, and checks the graph now and
+  at past times against the file oracle; :func:`small_disk`, :func:`fill_disk` and
+  :func:`read_only` make real disk trouble (:mod:`chronoray.chaos`).
 * :class:`TokenVertex` and :func:`causality_violations` check that a past snapshot is a
   consistent cut: no vertex in it holds the effect of a message whose sending is not in it.
 """
@@ -32,6 +36,7 @@ from typing import Any, ClassVar, Literal
 
 import ray
 
+from chronoray.chaos import ChaosPlan, ChaosReport, fill_disk, read_only, run_chaos, small_disk
 from ephemeral.local import LiveLocalRuntime as LocalRuntime
 from vertex import Context, TemporalVertex, UpdateKind, VertexId
 
@@ -51,6 +56,12 @@ __all__ = [
     "oracle_graph",
     "pair_counts",
     "pair_counts_between",
+    "ChaosPlan",
+    "ChaosReport",
+    "run_chaos",
+    "small_disk",
+    "fill_disk",
+    "read_only",
 ]
 
 EdgeOracle = dict[tuple[int, int], list[tuple[float, float]]]

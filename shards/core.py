@@ -259,6 +259,7 @@ class ShardCore:
         self._schema = SchemaTracker(Schema.empty())
         self._observer: ShardObserver | None = None
         self._side_inflight = [0] * num_shards
+        self._failure: str | None = None  # a failed log write: memory is ahead of the log
         if store is not None:
             self._check_manifest(store)
             self._recover(store)
@@ -319,7 +320,10 @@ class ShardCore:
         items are handed to the observer after the logged items (at once if the logged
         items wait in the reorder buffer). The cyclic garbage collector pauses meanwhile:
         a batch's many short-lived objects would otherwise be scanned again and again
-        while they are alive (cycles user code makes are collected right after)."""
+        while they are alive (cycles user code makes are collected right after).
+        After a failed log write every call raises :class:`ShardFailed` again: the core
+        never goes on from a state its log does not hold."""
+        self._check_not_failed()
         with paused_gc():
             outcome = self._handle(batch)
         if batch.side and self._observer is not None:
@@ -417,6 +421,7 @@ class ShardCore:
         (a promise counts only once this shard received everything it was made after).
         ``None``: one source, whose updates run as they come. Returns what ran (queued
         updates a raised promise releases; they are logged before this returns)."""
+        self._check_not_failed()
         self.gate = None if gate is None else dict(gate)
         if not self._queued:
             return Outcome(incarnation=self.incarnation)
@@ -425,6 +430,11 @@ class ShardCore:
             executed = self._merge(block, released)
             self._finish(block, released)
         return Outcome(executed, incarnation=self.incarnation)
+
+    def _check_not_failed(self) -> None:
+        """Refuse to run anything after a failed log write (memory may be ahead of the log)."""
+        if self._failure is not None:
+            raise ShardFailed(f"{self._failure} (rebuild the shard from its log)")
 
     def _merge(
         self, block: BlockWriter | None, released: list[tuple[int, int, Message, int]]
@@ -813,7 +823,8 @@ class ShardCore:
         try:
             self.store.append(log)  # type: ignore[union-attr]
         except Exception as exc:
-            raise ShardFailed(f"shard {self.shard_id}: log write failed: {exc}") from exc
+            self._failure = f"shard {self.shard_id}: log write failed: {exc}"
+            raise ShardFailed(self._failure) from exc
 
     def _checkpoint_due(self) -> bool:
         """At least ``shard_checkpoint_interval`` entries since the last checkpoint, and

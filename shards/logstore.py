@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import importlib
 import os
 import threading
 from bisect import bisect_left, bisect_right
@@ -71,6 +72,7 @@ __all__ = [
     "encode_seq",
     "decode_seq",
     "MAX_SEQ",
+    "open_log_store",
 ]
 
 MAX_SEQ = 2**64 - 1
@@ -385,21 +387,41 @@ def _is_lock_error(message: str) -> bool:
     return "LOCK:" in message or "lock hold by current process" in message
 
 
+def _dir_identity(path: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of the directory at ``path``; ``None`` if there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 class RocksLogStore:
     """A :class:`LogStore` over a RocksDB database at ``path`` (see the module docstring).
 
     ``sync=True`` fsyncs the write-ahead log on every append. ``read_only=True`` opens a
     read-only view as of the moment of opening (allowed while a writer holds the store;
     :meth:`append` raises :class:`LogError`). :meth:`open_secondary` opens a secondary
-    instance that follows the writer through :meth:`catch_up`.
+    instance that follows the writer through :meth:`catch_up`. ``create=False`` refuses
+    to start a new store where none is (:class:`LogError`).
+
+    A writer whose directory is removed or moved away while it is open refuses every
+    later append (:class:`LogError` naming the path): RocksDB would go on writing to
+    files nobody can find again.
     """
 
     _LOGS: ClassVar[tuple[str, ...]] = tuple(name.value for name in LogName)
 
     def __init__(
-        self, path: str | os.PathLike[str], *, sync: bool = False, read_only: bool = False
+        self,
+        path: str | os.PathLike[str],
+        *,
+        sync: bool = False,
+        read_only: bool = False,
+        create: bool = True,
     ) -> None:
-        self._open(path, sync=sync, mode="read_only" if read_only else "write")
+        mode = "read_only" if read_only else "write" if create else "existing"
+        self._open(path, sync=sync, mode=mode)
 
     @classmethod
     def open_secondary(
@@ -426,7 +448,10 @@ class RocksLogStore:
         self._closed = True
         self._lock = threading.Lock()
         options = Options(raw_mode=True)
-        if mode == "write":
+        if mode == "existing" and not os.path.isdir(self.path):
+            raise LogError(f"no log store at {self.path} (it was there before: removed?)")
+        if mode in ("write", "existing"):
+            mode = self._mode = "write"
             options.create_if_missing(True)
             options.create_missing_column_families(True)
             os.makedirs(self.path, exist_ok=True)
@@ -472,6 +497,7 @@ class RocksLogStore:
         write_options.sync = sync
         self._write_options = write_options
         self._sync = sync
+        self._dir = _dir_identity(self.path)
         self._closed = False
         self._last: dict[LogName, int] = {name: self._read_last(name) for name in LogName}
 
@@ -525,6 +551,11 @@ class RocksLogStore:
             for key, value in meta:
                 wb.put(key.encode("utf-8"), value, meta_handle)
             assert self._db is not None
+            if _dir_identity(self.path) != self._dir:
+                raise LogError(
+                    f"log directory {self.path} is gone (removed or moved away while the "
+                    "store was open): nothing written"
+                )
             try:
                 self._db.write(wb, self._write_options)
             except Exception as exc:
@@ -662,3 +693,21 @@ class RocksLogStore:
     def __repr__(self) -> str:
         state = "closed" if self._closed else self._mode
         return f"{type(self).__name__}({self.path!r}, {state})"
+
+
+def open_log_store(
+    factory: str, path: str | os.PathLike[str], *, sync: bool = False, create: bool = True
+) -> LogStore:
+    """The writer store of a shard's log at ``path``: a :class:`RocksLogStore` when
+    ``factory`` is empty, else what the function ``factory`` names (``"module:function"``,
+    called as ``function(path, sync=sync, create=create)``) returns -- e.g.
+    ``"shards.faults:open_faulty"``, the fault-injecting store of the tests."""
+    if not factory:
+        return RocksLogStore(path, sync=sync, create=create)
+    module, _, name = factory.partition(":")
+    try:
+        opener = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise LogError(f"log store factory {factory!r} not found: {exc}") from None
+    store: LogStore = opener(os.fspath(path), sync=sync, create=create)
+    return store

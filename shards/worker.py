@@ -25,16 +25,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import ray
 from ray.exceptions import ActorUnavailableError, RayActorError
 
 from shards.coordinator import Gate
 from shards.core import Batch, ShardCore, ShardFailed
-from shards.logstore import RocksLogStore
+from shards.logstore import LogError, LogStore, open_log_store
 from shards.protocol import Outcome, Quiet, ShardSettings, ShardStats
 from vertex.model import VertexTypes
 from vertex.records import VertexId
@@ -45,6 +47,29 @@ ACTOR_ERRORS = (RayActorError, ActorUnavailableError)
 """Exceptions that mean "the actor died or is restarting": resend after it is back."""
 
 _RETRY_DELAY = 0.05
+_REOPEN_DELAY = 1.0
+
+
+def _restart(failure: ShardFailed) -> NoReturn:
+    """End this process, saying why (Ray shows a worker's stderr): its memory may be ahead
+    of its log, so Ray restarts the actor and the new process recovers from the log."""
+    print(f"{failure}; restarting from the log", file=sys.stderr, flush=True)
+    os._exit(70)
+
+
+def _open_log(factory: str, path: str, sync: bool, restarted: bool, shard: int) -> LogStore:
+    """The shard's log. A restarted shard never starts over from an empty log (its log
+    must still be there), and one that cannot open its log (disk full, directory gone or
+    read-only) says why and ends after a pause, so Ray tries again until the fault is
+    gone; a first start fails at once (e.g. another graph holds the log)."""
+    try:
+        return open_log_store(factory, path, sync=sync, create=not restarted)
+    except LogError as exc:
+        if not restarted:
+            raise
+        print(f"shard {shard}: {exc}; retrying in {_REOPEN_DELAY} s", file=sys.stderr, flush=True)
+        time.sleep(_REOPEN_DELAY)
+        os._exit(71)
 
 
 def answer(ref: Any) -> Any:
@@ -86,6 +111,7 @@ class ShardWorker:
         host_factory: Callable[[], Any] | None = None,
         namespace: str | None = None,
         frontier_keeper: tuple[str, str] | None = None,
+        log_store: str = "",
     ) -> None:
         self.graph_id = graph_id
         self.namespace = namespace
@@ -93,13 +119,12 @@ class ShardWorker:
         self.num_shards = num_shards
         self.max_pending = max_pending
         self.max_batch = max_batch
-        os.makedirs(log_path, exist_ok=True)
+        with warnings.catch_warnings():  # Ray's property warns about its own internals
+            warnings.simplefilter("ignore")
+            self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        store = _open_log(log_store, log_path, sync, self.restarted, shard_id)
         self.core = ShardCore(
-            shard_id,
-            num_shards,
-            RocksLogStore(log_path, sync=sync),
-            types,
-            shard_checkpoint_interval=shard_checkpoint_interval,
+            shard_id, num_shards, store, types, shard_checkpoint_interval=shard_checkpoint_interval
         )
         self.host = None
         if host_factory is not None:
@@ -111,9 +136,6 @@ class ShardWorker:
         self._drained: asyncio.Event | None = None
         self._progressed: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        with warnings.catch_warnings():  # Ray's property warns about its own internals
-            warnings.simplefilter("ignore")
-            self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
         self._told = {"frontier": -1, "gate": -1}  # the number of the last value taken
         if self.restarted and frontier_keeper is not None:
             # a new core releases every message; hold back what the sources have not reached
@@ -154,8 +176,8 @@ class ShardWorker:
             return
         try:
             self.core.set_gate(gate)
-        except ShardFailed:
-            os._exit(70)
+        except ShardFailed as exc:
+            _restart(exc)
         self._progress()
 
     async def wait_applied(self, channel: str, position: int, timeout: float) -> Outcome:
@@ -312,8 +334,8 @@ class ShardWorker:
     def _handle(self, batch: Batch) -> Outcome:
         try:
             outcome = self.core.handle(batch)
-        except ShardFailed:
-            os._exit(70)  # memory may be ahead of the log: restart and recover
+        except ShardFailed as exc:
+            _restart(exc)
         self._progress()
         return outcome
 

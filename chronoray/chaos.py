@@ -1,0 +1,496 @@
+"""Fault injection for tests and chaos runs: disk trouble, and (see :func:`run_chaos`)
+processes killed at seeded random moments while a graph is fed.
+
+Disk trouble is real: :func:`small_disk` mounts a tmpfs of a few megabytes (root only;
+:class:`DiskTroubleUnavailable` says precisely why not otherwise), :func:`fill_disk` fills
+it until the kernel answers ``ENOSPC``, :func:`read_only` bind-mounts a directory onto
+itself read-only. Linux refuses to make a mount read-only while a file on it is open for
+writing ("mount point is busy"), so a running shard's own log directory cannot be made
+read-only under it; that case is a failing write, which :mod:`shards.faults` injects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import math
+import os
+import random
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "TARGETS",
+    "ChaosPlan",
+    "ChaosReport",
+    "CutCheck",
+    "Kill",
+    "chaos_streams",
+    "run_chaos",
+    "DiskTroubleUnavailable",
+    "fill_disk",
+    "read_only",
+    "small_disk",
+]
+
+
+class DiskTroubleUnavailable(RuntimeError):
+    """This machine does not let the test make the disk trouble (not root, no mount)."""
+
+
+def _mount(*args: str) -> None:
+    done = subprocess.run(["mount", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise DiskTroubleUnavailable(f"mount {' '.join(args)} failed: {done.stderr.strip()}")
+
+
+def _umount(path: Path) -> None:
+    # lazy: a process of the test (a Ray worker, a RocksDB handle) may still hold a file
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+@contextlib.contextmanager
+def small_disk(path: str | os.PathLike[str], size_mb: int = 32) -> Iterator[Path]:
+    """A fresh tmpfs of ``size_mb`` MB mounted at ``path`` (created) for the ``with``
+    block. :class:`DiskTroubleUnavailable` if this process may not mount."""
+    mount_point = Path(path)
+    mount_point.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        raise DiskTroubleUnavailable("mounting a small tmpfs needs root")
+    _mount("-t", "tmpfs", "-o", f"size={size_mb}m,mode=0755", "tmpfs", str(mount_point))
+    try:
+        yield mount_point
+    finally:
+        _umount(mount_point)
+
+
+def fill_disk(path: str | os.PathLike[str], chunk: int = 1 << 20) -> Path:
+    """Write the file ``path`` until its file system is full (``ENOSPC``); returns it.
+    Removing the file frees the space again."""
+    filler = Path(path)
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        while True:
+            try:
+                os.write(fd, b"\0" * chunk)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                if chunk == 1:
+                    return filler
+                chunk = max(1, chunk // 16)  # fill the last pages too
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def read_only(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """``path`` (a directory) bind-mounted onto itself read-only for the ``with`` block:
+    even root gets ``EROFS`` writing under it. :class:`DiskTroubleUnavailable` if this
+    process may not mount, or a file under ``path`` is open for writing."""
+    directory = Path(path)
+    if os.geteuid() != 0:
+        raise DiskTroubleUnavailable("a read-only bind mount needs root")
+    _mount("--bind", str(directory), str(directory))
+    try:
+        _mount("-o", "remount,bind,ro", str(directory))
+        yield directory
+    finally:
+        _umount(directory)
+
+
+# -- the chaos runner -------------------------------------------------------------------
+
+
+TARGETS = ("shard", "source", "gateway", "node")
+"""What :func:`run_chaos` can kill: a shard actor's process (it hosts the shard's live
+computations too), a source actor's process, the in-driver gRPC gateway (stopped at once
+and started again on its port), a node of a ``ray.cluster_utils`` cluster (removed and
+added back with its label; its shards restart on other nodes: logs on shared storage)."""
+
+
+@dataclass
+class ChaosPlan:
+    """A chaos run: what is fed, what is killed, how often. Everything random comes from
+    ``seed``. ``copies`` CollegeMsg copies (each after the previous one in time) and, with
+    ``bitcoin``, Bitcoin OTC are ingested by two sources at once into ``shards`` shards;
+    ``kills`` kills of ``targets`` happen ``gap`` seconds apart (uniform in the range)
+    while they run; ``past_times`` time cuts are checked against the file oracle during
+    the run (snapshot readers) and after it."""
+
+    seed: int = 23
+    kills: int = 10
+    targets: tuple[str, ...] = ("shard", "source", "gateway")
+    copies: int = 1
+    bitcoin: bool = True
+    shards: int = 4
+    batch_size: int = 500
+    gap: tuple[float, float] = (0.5, 2.0)
+    past_times: int = 5
+    cluster: Any = None
+    """A ``ray.cluster_utils.Cluster`` (from :func:`~chronoray.testing.simulated_cluster`)
+    whose worker nodes ``"node"`` kills may remove; ``None``: no node kills."""
+
+
+@dataclass
+class Kill:
+    """One kill: when (seconds into the run), what, its pid or node, how far each source
+    had read (``max_ts``) at that moment, and the seconds until the target answered."""
+
+    at: float
+    target: str
+    detail: str
+    progress: dict[str, float]
+    recovered_after: float | None = None
+
+
+@dataclass
+class CutCheck:
+    """A time cut ``T`` compared with the oracle: pairs and update counts missing from
+    it and extra in it (an extra count: an update applied twice, or logged at a time
+    after ``T`` although its own is ``<= T``, or the other way round)."""
+
+    at: float
+    who: str
+    missing_updates: int = 0
+    extra_updates: int = 0
+    wrong_pairs: int = 0
+    example: str = ""
+    error: str = ""
+
+    @property
+    def exact(self) -> bool:
+        """No difference and no error."""
+        return not (self.missing_updates or self.extra_updates or self.error)
+
+
+@dataclass
+class ChaosReport:
+    """What a chaos run did and found (:meth:`failures` empty: it passed)."""
+
+    plan: dict[str, Any]
+    seconds: float = 0.0
+    updates: int = 0
+    kills: list[Kill] = field(default_factory=list)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    final: CutCheck | None = None
+    cuts: list[CutCheck] = field(default_factory=list)
+    readers: list[CutCheck] = field(default_factory=list)
+    gateway_told: dict[str, int] = field(default_factory=dict)
+    gateway_problems: list[str] = field(default_factory=list)
+    live_histogram: str = ""
+    """The live degree histogram at the end: ``exact``, ``WRONG``, or ``refused: why``
+    (a shard restart ends the live computations it hosted, which then say so)."""
+    errors: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[str]:
+        """One line per broken guarantee, naming the cut, the counts and the kills before."""
+        out = list(self.errors)
+        for check in [c for c in [self.final] if c is not None] + self.cuts + self.readers:
+            if check.exact:
+                continue
+            before = [k for k in self.kills if min(k.progress.values(), default=0) <= check.at]
+            out.append(
+                f"{check.who} at T={check.at:g}: {check.missing_updates} updates missing, "
+                f"{check.extra_updates} extra over {check.wrong_pairs} pairs"
+                f"{' (' + check.example + ')' if check.example else ''}"
+                f"{'; error: ' + check.error if check.error else ''}; kills while the "
+                f"sources were at or before T: {len(before)} "
+                f"({', '.join(sorted({k.target for k in before})) or 'none'})"
+            )
+        out += self.gateway_problems
+        if self.live_histogram == "WRONG":
+            out.append("the live degree histogram differs from the oracle's")
+        return out
+
+    def counts(self) -> dict[str, Any]:
+        """Kills per target, batches resent (their updates already applied are skipped
+        by the shards), updates skipped by a resuming source, seconds until the killed
+        target answered again (median, max)."""
+        per: dict[str, int] = {}
+        for k in self.kills:
+            per[k.target] = per.get(k.target, 0) + 1
+        recovered = sorted(k.recovered_after for k in self.kills if k.recovered_after is not None)
+        return {
+            "kills": len(self.kills),
+            "per_target": per,
+            "resent_batches": sum(s.get("resent_batches", 0) for s in self.sources.values()),
+            "resumed_skipped": sum(s.get("skipped", 0) for s in self.sources.values()),
+            "recover_median_s": recovered[len(recovered) // 2] if recovered else None,
+            "recover_max_s": recovered[-1] if recovered else None,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (with :meth:`counts` and :meth:`failures`)."""
+        data = asdict(self)
+        data["counts"] = self.counts()
+        data["failures"] = self.failures()
+        return data
+
+
+def chaos_streams(workdir: Path, copies: int, bitcoin: bool) -> dict[str, tuple[Path, str]]:
+    """The run's input files: CollegeMsg ``copies`` times (copy ``k`` shifted after copy
+    ``k-1`` in time) as SNAP, and Bitcoin OTC as shipped; name -> (path, format)."""
+    from chronoray.datasets import bitcoinotc_path, collegemsg_path
+
+    lines = [line.split() for line in collegemsg_path().read_text().splitlines() if line]
+    times = [int(f[2]) for f in lines]
+    span = max(times) - min(times) + 1
+    path = workdir / f"collegemsg-x{copies}.txt"
+    with path.open("w") as out:
+        for k in range(copies):
+            out.writelines(f"{s} {d} {int(t) + k * span}\n" for s, d, t in lines)
+    streams = {path.name: (path, "snap")}
+    if bitcoin:
+        streams[bitcoinotc_path().name] = (bitcoinotc_path(), "bitcoin-csv")
+    return streams
+
+
+def _check(who: str, at: float, got: Mapping[tuple[Any, Any], int], want: Mapping) -> CutCheck:
+    check = CutCheck(at, who)
+    for pair in set(got) | set(want):
+        diff = got.get(pair, 0) - want.get(pair, 0)
+        if diff:
+            check.wrong_pairs += 1
+            if diff > 0:
+                check.extra_updates += diff
+            else:
+                check.missing_updates -= diff
+            if not check.example:
+                check.example = f"pair {pair}: {got.get(pair, 0)} instead of {want.get(pair, 0)}"
+    return check
+
+
+def _snapshot_counts(graph: Any, at: float) -> dict[tuple[Any, Any], int]:
+    table = graph.snapshot(at=at, timeout=600).edges().select(["src", "dst", "count"])
+    cols = table.to_pydict()
+    return dict(zip(zip(cols["src"], cols["dst"], strict=True), cols["count"], strict=True))
+
+
+class _Chaos:
+    """The state of one run (see :func:`run_chaos`)."""
+
+    def __init__(self, plan: ChaosPlan, workdir: Path) -> None:
+        from chronoray.testing import EdgeOracle, edge_oracle
+
+        self.plan = plan
+        self.rng = random.Random(plan.seed)
+        self.workdir = workdir
+        self.streams = chaos_streams(workdir, plan.copies, plan.bitcoin)
+        self.oracle: EdgeOracle = {}
+        for path, fmt in self.streams.values():
+            for pair, events in edge_oracle(path, fmt).items():  # type: ignore[arg-type]
+                self.oracle.setdefault(pair, []).extend(events)
+        times = sorted(ts for events in self.oracle.values() for ts, _ in events)
+        described = {k: v for k, v in vars(plan).items() if k != "cluster"}  # no deep copy
+        self.report = ChaosReport(described | {"cluster": plan.cluster is not None})
+        self.report.updates = len(times)
+        picks = sorted(self.rng.sample(range(len(times)), plan.past_times))
+        self.past = [times[i] for i in picks]
+        self.stop = threading.Event()
+        self.started = time.monotonic()
+
+    def want(self, at: float = math.inf) -> dict[tuple[Any, Any], int]:
+        from chronoray.testing import pair_counts_between
+
+        return pair_counts_between(self.oracle, at)
+
+    def elapsed(self) -> float:
+        return round(time.monotonic() - self.started, 3)
+
+
+def run_chaos(plan: ChaosPlan, workdir: str | os.PathLike[str]) -> ChaosReport:
+    """Feed the plan's streams by two sources into a named graph with a live degree
+    histogram, a gRPC gateway with a client and a snapshot reader, kill what the plan
+    says at seeded random moments, then compare the graph now and at the plan's past
+    times with the file oracle. Ray must be initialised (on ``plan.cluster`` for node
+    kills). The returned report's :meth:`~ChaosReport.failures` list what broke."""
+    import chronoray as cr
+    from chronoray.gateway import Gateway, GatewaySettings
+
+    root = Path(workdir)
+    root.mkdir(parents=True, exist_ok=True)
+    chaos = _Chaos(plan, root)
+    storage = "shared" if plan.cluster is not None else "local"
+    name = f"chaos-{plan.seed}-{os.getpid()}-{int(time.time())}"
+    graph = cr.GraphCluster.create(
+        name,
+        num_shards=plan.shards,
+        log_dir=str(root / "g"),
+        batch_size=plan.batch_size,
+        storage=storage,
+    )
+    settings = GatewaySettings(port=0, token="chaos", output_dir=str(root / "gateway-out"))
+    gateway = Gateway(graph, settings).start()
+    settings = GatewaySettings(port=gateway.port, token="chaos", output_dir=settings.output_dir)
+    box = {"gateway": gateway}
+    threads: list[threading.Thread] = []
+    try:
+        histogram = graph.start_computation(cr.DegreeHistogram())
+        sources = [
+            cr.SnapEdgeSource(path) if fmt == "snap" else cr.BitcoinCsvSource(path)
+            for path, fmt in chaos.streams.values()
+        ]
+        jobs = graph.ingest_many(sources, wait=False)
+        threads = [
+            threading.Thread(target=_snapshot_reader, args=(chaos, graph), daemon=True),
+            threading.Thread(target=_gateway_client, args=(chaos, box), daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
+        _kill_loop(chaos, graph, jobs, box, lambda: Gateway(graph, settings).start())
+        for job in jobs:
+            try:
+                chaos.report.sources[job.name] = job.wait(timeout=1800).as_dict()
+            except Exception as exc:  # noqa: BLE001 -- reported, the run goes on to its checks
+                chaos.report.errors.append(f"source {job.name}: {type(exc).__name__}: {exc}")
+        graph.wait_idle()
+        chaos.stop.set()
+        for thread in threads:
+            thread.join(timeout=900)
+        _final_checks(chaos, graph, histogram)
+    finally:
+        chaos.stop.set()
+        box["gateway"].stop(0)
+        graph.shutdown()
+    chaos.report.seconds = chaos.elapsed()
+    return chaos.report
+
+
+def _kill_loop(
+    chaos: _Chaos, graph: Any, jobs: list[Any], box: dict[str, Any], new_gateway: Any
+) -> None:
+    """Kill a random target every ``gap`` seconds until the plan's kills are done or
+    the sources have ended."""
+    plan, rng = chaos.plan, chaos.rng
+    targets = [t for t in plan.targets if t != "node" or plan.cluster is not None]
+    while len(chaos.report.kills) < plan.kills:
+        time.sleep(rng.uniform(*plan.gap))
+        running = [job for job in jobs if not job.done()]
+        if not running:
+            return
+        progress = {job.name: float(job.progress().get("max_ts") or 0.0) for job in running}
+        target = rng.choice(targets)
+        kill = Kill(chaos.elapsed(), target, "", progress)
+        began = time.monotonic()
+        if target == "shard":
+            kill.detail = _kill_shard(graph, rng.randrange(plan.shards))
+            _wait_answering(graph)
+        elif target == "source":
+            job = rng.choice(running)
+            kill.detail = _kill_source(job)
+        elif target == "gateway":
+            box["gateway"].stop(0)
+            box["gateway"] = new_gateway()
+            kill.detail = f"gateway on port {box['gateway'].port} restarted"
+        else:
+            kill.detail = _kill_node(plan.cluster, rng)
+            _wait_answering(graph)
+        kill.recovered_after = round(time.monotonic() - began, 3)
+        chaos.report.kills.append(kill)
+
+
+def _kill_shard(graph: Any, shard: int) -> str:
+    from chronoray.testing import kill_shard
+
+    try:
+        return f"shard {shard} pid {kill_shard(graph, shard)}"
+    except Exception as exc:  # noqa: BLE001 -- restarting already: counted, not killed
+        return f"shard {shard} not killed ({type(exc).__name__})"
+
+
+def _kill_source(job: Any) -> str:
+    from chronoray.testing import kill_source
+
+    try:
+        return f"source {job.name} pid {kill_source(job)}"
+    except Exception as exc:  # noqa: BLE001 -- it ended or restarts meanwhile
+        return f"source {job.name} not killed ({type(exc).__name__})"
+
+
+def _kill_node(cluster: Any, rng: random.Random) -> str:
+    """Remove a random worker node and add one back with the same label."""
+    from chronoray.placement import NODE_LABEL
+
+    workers = [n for n in cluster.list_all_nodes() if n is not cluster.head_node]
+    node = rng.choice(workers)
+    label = f"n{cluster.list_all_nodes().index(node)}"
+    cluster.remove_node(node, allow_graceful=False)
+    cluster.add_node(num_cpus=1, object_store_memory=96 * 1024 * 1024, labels={NODE_LABEL: label})
+    cluster.wait_for_nodes()
+    return f"node {label} removed and added back"
+
+
+def _wait_answering(graph: Any, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while graph.status(timeout=5.0).missing and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def _snapshot_reader(chaos: _Chaos, graph: Any) -> None:
+    """Take snapshots at the plan's past times, in a loop, while the run goes on; each
+    one is checked against the oracle at once (what the reader was told)."""
+    i = 0
+    while not chaos.stop.is_set():
+        at = chaos.past[i % len(chaos.past)]
+        i += 1
+        try:
+            check = _check("reader", at, _snapshot_counts(graph, at), chaos.want(at))
+        except Exception as exc:  # noqa: BLE001 -- what the reader was told
+            check = CutCheck(at, "reader", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            if "SnapshotNotReady" in check.error or "not complete" in check.error:
+                continue  # refused clearly: the sources have not read past T yet
+        chaos.report.readers.append(check)
+
+
+def _gateway_client(chaos: _Chaos, box: dict[str, Any]) -> None:
+    """Ask the gateway for the graph's stats in a loop; count what it answered; the
+    edge total it reports must never go down nor pass the oracle's."""
+    from chronoray.client import GatewayClient
+
+    told = chaos.report.gateway_told
+    final = len(chaos.want())
+    last = 0
+    while not chaos.stop.is_set():
+        try:
+            with GatewayClient(box["gateway"].address, token="chaos") as client:
+                edges = int(client.stats()["edges"])
+        except Exception as exc:  # noqa: BLE001 -- what the client was told
+            told[type(exc).__name__] = told.get(type(exc).__name__, 0) + 1
+            time.sleep(0.2)
+            continue
+        told["stats"] = told.get("stats", 0) + 1
+        if edges < last or edges > final:
+            chaos.report.gateway_problems.append(
+                f"gateway told {edges} edges after {last} (the oracle ends at {final})"
+            )
+        last = max(last, edges)
+        time.sleep(0.1)
+
+
+def _final_checks(chaos: _Chaos, graph: Any, histogram: Any) -> None:
+    report = chaos.report
+    got = {(s, d): p["count"] for s, d, p in graph.edges()}
+    report.final = _check("graph now", math.inf, got, chaos.want())
+    for at in chaos.past:
+        try:
+            report.cuts.append(_check("snapshot", at, _snapshot_counts(graph, at), chaos.want(at)))
+        except Exception as exc:  # noqa: BLE001 -- reported as the cut's error
+            report.cuts.append(CutCheck(at, "snapshot", error=f"{type(exc).__name__}: {exc}"))
+    out: dict[Any, int] = {}
+    for src, _ in chaos.want():
+        out[src] = out.get(src, 0) + 1
+    vertices = {v for pair in chaos.want() for v in pair}
+    want: dict[int, int] = {}
+    for v in vertices:
+        want[out.get(v, 0)] = want.get(out.get(v, 0), 0) + 1
+    try:
+        report.live_histogram = "exact" if dict(histogram.result()["out"]) == want else "WRONG"
+    except Exception as exc:  # noqa: BLE001 -- what the live computation's user is told
+        lines = [line for line in str(exc).splitlines() if "Error" in line]
+        report.live_histogram = f"refused: {(lines or [type(exc).__name__])[-1].strip()}"
