@@ -1,25 +1,27 @@
 """Operator instances: user code per partition, with a chronoray graph at hand.
 
 An :class:`Operator` is what a domain expert writes (seed 002, sec. 3): it gets the events
-the splitter routed to its instance, in stream order, sees time pass, and emits
-:class:`~cep.merger.Report` s for the merger. Several instances run the same operator class
-in parallel (on Ray: one actor each), each on its own share of the stream.
+the splitter routed to its instance, in stream order, as Arrow record batches (the schema
+of :data:`cep.columns.SCHEMA`), sees time pass, and emits :class:`~cep.merger.Report` s
+for the merger. Several instances run the same operator class in parallel (on Ray: one
+actor each), each on its own share of the stream.
 
-Hooks, in the order an instance calls them for a batch of routed events:
-
-* :meth:`Operator.advance` ``(ctx, t)`` before each event with the event's time, and once
-  more at the batch's end with the time of the batch's last input event -- also when the
-  instance got no event: time passes for every instance alike. Time-driven work (decays,
-  window expiries) happens here, for every time ``<= t``.
-* :meth:`Operator.on_event` ``(ctx, seq, event, partitions)`` for each routed event.
-* :meth:`Operator.end_batch` ``(ctx)`` once the batch is through (e.g. to read a graph
-  computation's results).
+Hooks: :meth:`Operator.start` once, then :meth:`Operator.process` ``(ctx, batch, until)``
+per batch: the batch's events in stream order, then time passes up to ``until`` (the time
+of the whole stream's batch's last event) -- also when the instance got no event: time
+passes for every instance alike. Time-driven work (decays, window expiries) happens for
+every time ``<= until``. An operator works on whole columns (DESIGN.md section 12): the
+DEBS queries hand a batch to a compiled kernel; a loop per row in Python belongs only where
+each event goes through user objects (the graph-backed store below).
 
 The graph: :meth:`Context.graph` gives an :class:`EmbeddedGraph`, a chronoray graph held by
 the instance -- event-sourced vertex actors on ``shards`` shard cores with RocksDB logs, and
 live computations (chronoray's in-process runtime, so the graph runs inside the instance's
 Ray actor). :meth:`EmbeddedGraph.manipulate_graph` applies updates;
 :meth:`EmbeddedGraph.execute` runs a live computation on the graph and returns its result.
+It keeps the graph's history (every behavior logged, so the graph can be replayed, cut at
+a past time, recovered); a query that needs only the graph's present state keeps it in its
+own columns instead (Query 2's default store).
 
 **When the graph is complete.** A chronoray graph is asynchronous: an update's effects
 travel as messages between vertices and shards. Before an operator reads a result it must
@@ -37,6 +39,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 import chronoray as cr
 from cep.merger import Entry, Ranking, Report, StepKey
@@ -162,14 +166,8 @@ class Operator:
     def start(self, ctx: Context) -> None:
         """Once, before the first batch."""
 
-    def advance(self, ctx: Context, time: int) -> None:
-        """Time passes up to ``time`` (inclusive); times never decrease."""
-
-    def on_event(self, ctx: Context, seq: int, event: Any, partitions: tuple[Any, ...]) -> None:
-        """An event routed to this instance, with its sequence number and partitions."""
-
-    def end_batch(self, ctx: Context) -> None:
-        """The batch is through."""
+    def process(self, ctx: Context, batch: pa.RecordBatch, until: int) -> None:
+        """The events routed to this instance (stream order), then time up to ``until``."""
 
     def stats(self) -> dict[str, Any]:
         """Counters for the run summary."""

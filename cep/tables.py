@@ -168,9 +168,10 @@ class StringPool:
         first, last = int(offs[0]), int(offs[-1])
         self.data = reserve_rows(self.data, self.size + last - first)
         self.start = reserve_rows(self.start, self.count + n + 1)
-        self.data[self.size : self.size + last - first] = np.frombuffer(
-            data, np.uint8, last - first, first
-        )
+        if last > first:
+            self.data[self.size : self.size + last - first] = np.frombuffer(
+                data, np.uint8, last - first, first
+            )
         self.start[self.count + 1 : self.count + n + 1] = offs[1:] - first + self.size
         self.count += n
         self.size += last - first
