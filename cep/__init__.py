@@ -3,10 +3,12 @@
 Split -> process -> merge over event streams: a :mod:`splitter <cep.splitter>` (key-based,
 predicate-based with open/close predicates, broadcast), :mod:`operator instances
 <cep.operator>` running user code per partition in parallel on Ray over Arrow batches,
-each able to hold a chronoray graph (``manipulate_graph``, ``execute``), and a :mod:`merger <cep.merger>` with
-one deterministic order and top-k combination (:mod:`cep.runtime` runs them). On top: the
-DEBS 2016 Grand Challenge queries (:mod:`cep.debs`), readers of the official files
-(:mod:`cep.columns` into one Arrow table; :mod:`cep.readers` event by event) and a seeded generator of such streams (:mod:`cep.generator`).
+each able to hold a chronoray graph (``manipulate_graph``, ``execute``), and a
+:mod:`merger <cep.merger>` with one deterministic order and top-k combination
+(:mod:`cep.runtime` runs them). On top: the DEBS 2016 Grand Challenge queries
+(:mod:`cep.debs`), readers of the official files (:mod:`cep.columns` into one Arrow table;
+:mod:`cep.readers` event by event) and a seeded generator of such streams
+(:mod:`cep.generator`).
 """
 
 from cep.columns import SCHEMA, Columns, read_columns

@@ -199,7 +199,9 @@ def _scan(buf, spec, days_before, line_start, line_end, lineno, status, which, t
                 texts[row, t, 1] = fe
                 t += 1
             else:
-                if kind == _REF and (fe == fs or (fe - fs == 2 and buf[fs] == 45 and buf[fs + 1] == 49)):
+                if kind == _REF and (
+                    fe == fs or (fe - fs == 2 and buf[fs] == 45 and buf[fs + 1] == 49)
+                ):
                     v = -1
                 else:
                     v = _digits(buf, fs, fe)
@@ -316,8 +318,15 @@ def _read_file(path: Path, kind: str) -> _File:
 
 _LAYOUT_NAMES = {
     "posts": ("ts", "post_id", "user_id", "post", "user"),
-    "comments": ("ts", "comment_id", "user_id", "comment", "user", "comment_replied",
-                 "post_commented"),  # fmt: skip
+    "comments": (
+        "ts",
+        "comment_id",
+        "user_id",
+        "comment",
+        "user",
+        "comment_replied",
+        "post_commented",
+    ),  # fmt: skip
     "likes": ("ts", "user_id", "comment_id"),
     "friendships": ("ts", "user_id_1", "user_id_2"),
 }
@@ -388,6 +397,7 @@ def read_columns(
 
 def _merge(read: list[_File]) -> tuple[pa.Table, list[np.ndarray]]:
     """The files' rows in stream order, and where each file's rows went."""
+
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype)
 

@@ -126,8 +126,12 @@ def _report(posts, meta, top, last, t, phase, seq, out_key, out_rows, nrep):
     if same:
         for j in range(n):
             p = top[j]
-            if (last[j, 0] != p or last[j, 1] != posts[p, P_SCORE]
-                    or last[j, 2] != posts[p, P_LAST] or last[j, 3] != posts[p, P_COMMENTERS]):
+            if (
+                last[j, 0] != p
+                or last[j, 1] != posts[p, P_SCORE]
+                or last[j, 2] != posts[p, P_LAST]
+                or last[j, 3] != posts[p, P_COMMENTERS]
+            ):
                 same = False
                 break
     if same:
@@ -249,8 +253,9 @@ def run_batch(ts, kind, a, b, key, seq, until, pk, pv, pm, uk, uv, um, ck, cv, c
         if _matters(posts, meta, top, p):
             _recompute(posts, heads, meta, top)
         nrep = _report(posts, meta, top, last, t, 1, seq[i], out_key, out_rows, nrep)
-    return _decay(pk, pv, pm, ck, cv, cm, posts, heads, queue, meta, top, last, until, out_key,
-                  out_rows, nrep)
+    return _decay(
+        pk, pv, pm, ck, cv, cm, posts, heads, queue, meta, top, last, until, out_key, out_rows, nrep
+    )
 
 
 class Q1State:
@@ -269,7 +274,9 @@ class Q1State:
         self.meta = np.zeros(7, np.int64)
         self.clock: int | None = None  # the time processed up to
 
-    def run(self, batch: pa.RecordBatch, until: int) -> list[tuple[tuple[int, int, int], list[tuple[int, ...]]]]:
+    def run(
+        self, batch: pa.RecordBatch, until: int
+    ) -> list[tuple[tuple[int, int, int], list[tuple[int, ...]]]]:
         """Process ``batch`` (with the splitter's ``key`` column) and time up to ``until``;
         the reports: ``(step key, [(score, post time, last time, post id, user name,
         commenters), ...])`` in step order.
@@ -303,7 +310,9 @@ class Q1State:
         self.clock = until
         return reports
 
-    def _run(self, columns: list[np.ndarray], until: int) -> list[tuple[tuple[int, int, int], list[tuple[int, ...]]]]:
+    def _run(
+        self, columns: list[np.ndarray], until: int
+    ) -> list[tuple[tuple[int, int, int], list[tuple[int, ...]]]]:
         meta = self.meta
         rows = len(columns[0]) + int(meta[M_QTAIL] - meta[M_QHEAD]) + 1
         out_key = np.empty((rows, 4), np.int64)

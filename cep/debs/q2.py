@@ -130,9 +130,7 @@ class Q2GraphOperator(TopKOperator):
             self.comments[v] = (row["text"], row["a"])
             self.live.add(v)
             self.expiries.append((ts + self.window, v))
-            graph.manipulate_graph(
-                [Update.add_vertex(v, ts, LikedComment.type_name, created=ts)]
-            )
+            graph.manipulate_graph([Update.add_vertex(v, ts, LikedComment.type_name, created=ts)])
         elif kind == LIKE:
             v = comment_vertex(row["b"])
             if v not in self.live:

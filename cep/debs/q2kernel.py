@@ -412,8 +412,30 @@ def run_batch(ts, kind, a, b, seq, until, window, k, clique,
             continue
         nrep = _report(comments, top, meta, last_idx, last_range, t, 1, seq[i], out_key,
                        out_idx, out_range, nrep)  # fmt: skip
-    return _expire(ck, cv, cm, lk, lv, lm, persons, comments, nodes, text, start, top, meta, k,
-                   window, until, last_idx, last_range, out_key, out_idx, out_range, nrep)
+    return _expire(
+        ck,
+        cv,
+        cm,
+        lk,
+        lv,
+        lm,
+        persons,
+        comments,
+        nodes,
+        text,
+        start,
+        top,
+        meta,
+        k,
+        window,
+        until,
+        last_idx,
+        last_range,
+        out_key,
+        out_idx,
+        out_range,
+        nrep,
+    )
 
 
 class Q2State:
@@ -436,7 +458,9 @@ class Q2State:
         self.last_range = np.zeros(k, np.int64)
         self.meta = np.zeros(7, np.int64)
 
-    def run(self, batch: pa.RecordBatch, until: int) -> list[tuple[tuple[int, int, int], list[tuple[int, int, str]]]]:
+    def run(
+        self, batch: pa.RecordBatch, until: int
+    ) -> list[tuple[tuple[int, int, int], list[tuple[int, int, str]]]]:
         """Process ``batch`` and time up to ``until``; the reports: ``(step key,
         [(range, comment id, text), ...])`` in step order."""
         kind = batch.column("kind").to_numpy()
@@ -450,7 +474,9 @@ class Q2State:
         self.friends.reserve(new_friends)
         self.comment_ids.reserve(new_comments)
         self.likes.reserve(new_likes)
-        self.persons = reserve_rows(self.persons, int(meta[M_PERSONS]) + new_likes + 2 * new_friends)
+        self.persons = reserve_rows(
+            self.persons, int(meta[M_PERSONS]) + new_likes + 2 * new_friends
+        )
         self.edges = reserve_rows(self.edges, int(meta[M_EDGES]) + 2 * new_friends)
         self.comments = reserve_rows(self.comments, int(meta[M_COMMENTS]) + new_comments)
         self.nodes = reserve_rows(self.nodes, int(meta[M_NODES]) + new_likes)
@@ -473,7 +499,8 @@ class Q2State:
         get, ids = self.texts.get, self.comments[:, C_ID]
         for row in range(count):
             t, phase, seq, size = out_key[row].tolist()
-            entries = [(int(out_range[row, j]), int(ids[out_idx[row, j]]), get(int(out_idx[row, j])))
-                       for j in range(size)]  # fmt: skip
+            idx = out_idx[row, :size].tolist()
+            ranges = out_range[row, :size].tolist()
+            entries = [(r, int(ids[i]), get(i)) for r, i in zip(ranges, idx, strict=True)]
             reports.append(((t, phase, seq), entries))
         return reports
