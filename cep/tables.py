@@ -26,6 +26,7 @@ __all__ = [
     "map_get",
     "map_put",
     "reserve_rows",
+    "write_step",
 ]
 
 EMPTY = -1
@@ -131,6 +132,16 @@ class IntMap:
         self.keys = np.full(size, EMPTY, np.int64)
         self.vals = np.zeros(size, np.int64)
         _rehash(old_keys, old_vals, self.keys, self.vals, self.meta)
+
+
+@_jit
+def write_step(out_key: np.ndarray, row: int, t: int, phase: int, seq: int, n: int) -> None:
+    """Row ``row`` of a kernel's report table: the step key ``(t, phase, seq)`` and how
+    many entries follow (the kernels' one report layout)."""
+    out_key[row, 0] = t
+    out_key[row, 1] = phase
+    out_key[row, 2] = seq
+    out_key[row, 3] = n
 
 
 def reserve_rows(table: np.ndarray, rows: int) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from cep.events import DAY_MS
-from cep.tables import IntMap, StringPool, map_delete, map_get, map_put, reserve_rows
+from cep.tables import IntMap, StringPool, map_delete, map_get, map_put, reserve_rows, write_step
 
 __all__ = ["Q1State", "comment_roots", "run_batch"]
 
@@ -136,10 +136,7 @@ def _report(posts, meta, top, last, t, phase, seq, out_key, out_rows, nrep):
                 break
     if same:
         return nrep
-    out_key[nrep, 0] = t
-    out_key[nrep, 1] = phase
-    out_key[nrep, 2] = seq
-    out_key[nrep, 3] = n
+    write_step(out_key, nrep, t, phase, seq, n)
     for j in range(n):
         p = top[j]
         last[j, 0] = p

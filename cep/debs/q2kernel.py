@@ -32,7 +32,7 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from cep.tables import IntMap, StringPool, map_delete, map_get, map_put, reserve_rows
+from cep.tables import IntMap, StringPool, map_delete, map_get, map_put, reserve_rows, write_step
 
 __all__ = ["Q2State", "run_batch"]
 
@@ -176,10 +176,7 @@ def _report(comments, top, meta, last_idx, last_range, t, phase, seq, out_key, o
                 break
     if same:
         return nrep
-    out_key[nrep, 0] = t
-    out_key[nrep, 1] = phase
-    out_key[nrep, 2] = seq
-    out_key[nrep, 3] = n
+    write_step(out_key, nrep, t, phase, seq, n)
     for j in range(n):
         last_idx[j] = top[j]
         last_range[j] = comments[top[j], C_RANGE]
