@@ -19,9 +19,10 @@ Semantics (the official call, with the conventions fixed where published solutio
 
 GraphCEP's solution, as built here: the splitter routes a comment and its likes to
 instance ``comment id mod n`` (a partition per comment: the instance drops likes outside
-its window) and friendships to every instance. Each instance keeps the graph of persons
-and its live comments, and each comment's community as likes and friendships arrive, in
-one of two stores (``store=``):
+its window) and a friendship only to the instances that know both friends (GraphCEP
+broadcasts them; see :class:`~cep.debs.q2kernel.FriendRouter`). Each instance keeps the
+graph of persons and its live comments, and each comment's community as likes and
+friendships arrive, in one of two stores (``store=``):
 
 * ``"memory"`` (the default): the query needs only the graph's present state, so the
   instance keeps it in column tables updated by a compiled kernel
@@ -41,12 +42,11 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Literal
 
-import numpy as np
 import pyarrow as pa
 
 from cep.columns import COMMENT, FRIEND, LIKE
 from cep.debs.community import LikedComment, LikerCommunity, Person, comment_vertex
-from cep.debs.q2kernel import Q2State
+from cep.debs.q2kernel import FriendRouter, Q2State
 from cep.events import format_time
 from cep.merger import Entry, StepKey, TopKMerger
 from cep.operator import Context, EmbeddedGraph, Operator, TopKOperator
@@ -174,23 +174,17 @@ class Q2GraphOperator(TopKOperator):
 
 
 class Q2Splitter:
-    """Comments and their likes to instance ``comment id mod n``; friendships to every
-    instance."""
+    """Comments and their likes to instance ``comment id mod n``; friendships only to the
+    instances whose likers they join (:class:`~cep.debs.q2kernel.FriendRouter`)."""
 
     def __init__(self) -> None:
-        self.instances = 1
+        self.router: FriendRouter | None = None
 
     def bind(self, instances: int) -> None:
-        self.instances = instances
+        self.router = FriendRouter(instances) if instances > 1 else None
 
     def split(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
-        if self.instances == 1:
-            return [batch]
-        kind, a, b = (batch.column(name).to_numpy() for name in ("kind", "a", "b"))
-        comment = np.where(kind == COMMENT, a, b)
-        broadcast = kind == FRIEND
-        instance = comment % self.instances
-        return [batch.filter(pa.array(broadcast | (instance == i))) for i in range(self.instances)]
+        return [batch] if self.router is None else self.router.split(batch)
 
 
 def q2_splitter() -> Q2Splitter:

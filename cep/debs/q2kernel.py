@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from cep.tables import IntMap, StringPool, map_delete, map_get, map_put, reserve_rows, write_step
 
-__all__ = ["Q2State", "run_batch"]
+__all__ = ["FriendRouter", "Q2State", "route", "run_batch"]
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -47,6 +47,7 @@ N_PERSON, N_COMMENT, N_NEXT, N_UNEXT, N_UPREV, N_PARENT, N_SIZE = 0, 1, 2, 3, 4,
 M_PERSONS, M_EDGES, M_COMMENTS, M_NODES, M_HEAD, M_TOP, M_REPORTED = 0, 1, 2, 3, 4, 5, 6
 
 _COMMENT, _LIKE, _FRIEND = 1, 2, 3
+R_MASK, R_HEAD, R_ID = 0, 1, 2  # the router's persons: instances that know them, edges, id
 _SHIFT = 31
 
 
@@ -501,3 +502,137 @@ class Q2State:
             entries = [(r, int(ids[i]), get(i)) for r, i in zip(ranges, idx, strict=True)]
             reports.append(((t, phase, seq), entries))
         return reports
+
+
+@_jit
+def route(kind, a, b, n, pk, pv, pm, fk, fv, fm, persons, edges, meta, out_row, out_inst,
+          syn_row, syn_a, syn_b):  # fmt: skip
+    """Query 2's routing of one batch over ``n`` instances (see :class:`FriendRouter`):
+    ``(out_row[i], out_inst[i])`` pairs in stream order, ``out_row >= rows`` naming
+    ``syn_*[out_row - rows]``, a friendship replayed to an instance before a like; the
+    counts of both."""
+    rows = kind.shape[0]
+    nout = 0
+    nsyn = 0
+    for i in range(rows):
+        kd = kind[i]
+        if kd == _COMMENT:
+            out_row[nout] = i
+            out_inst[nout] = a[i] % n
+            nout += 1
+        elif kd == _LIKE:
+            inst = b[i] % n
+            bit = np.int64(1) << inst
+            u = _router_person(pk, pv, pm, persons, meta, a[i])
+            if not persons[u, R_MASK] & bit:
+                persons[u, R_MASK] |= bit
+                e = persons[u, R_HEAD]
+                while e >= 0:
+                    f = edges[e, E_TO]
+                    if persons[f, R_MASK] & bit:
+                        syn_row[nsyn] = i
+                        syn_a[nsyn] = a[i]
+                        syn_b[nsyn] = persons[f, R_ID]
+                        out_row[nout] = rows + nsyn
+                        out_inst[nout] = inst
+                        nout += 1
+                        nsyn += 1
+                    e = edges[e, E_NEXT]
+            out_row[nout] = i
+            out_inst[nout] = inst
+            nout += 1
+        elif kd == _FRIEND and a[i] != b[i]:
+            u = _router_person(pk, pv, pm, persons, meta, a[i])
+            v = _router_person(pk, pv, pm, persons, meta, b[i])
+            pair = _pair(u, v)
+            if map_get(fk, fv, pair) >= 0:
+                continue  # friends already: no instance needs it
+            map_put(fk, fv, fm, pair, 1)
+            for x, y in ((u, v), (v, u)):
+                e = meta[1]
+                meta[1] += 1
+                edges[e, E_TO] = y
+                edges[e, E_NEXT] = persons[x, R_HEAD]
+                persons[x, R_HEAD] = e
+            both = persons[u, R_MASK] & persons[v, R_MASK]
+            for inst in range(n):
+                if both & (np.int64(1) << inst):
+                    out_row[nout] = i
+                    out_inst[nout] = inst
+                    nout += 1
+    return nout, nsyn
+
+
+@_jit
+def _router_person(pk, pv, pm, persons, meta, uid):
+    u = map_get(pk, pv, uid)
+    if u < 0:
+        u = meta[0]
+        meta[0] += 1
+        map_put(pk, pv, pm, uid, u)
+        persons[u, R_MASK] = 0
+        persons[u, R_HEAD] = -1
+        persons[u, R_ID] = uid
+    return u
+
+
+class FriendRouter:
+    """Query 2's splitter state: GraphCEP's shared graph store of all friendships, and per
+    person the instances that know the person (a like of theirs was routed there).
+
+    A comment and its likes go to instance ``comment id mod n``. A friendship goes only to
+    the instances that know both friends: an instance needs a friendship only between
+    likers of its comments. When a like makes a person known to an instance, the person's
+    earlier friendships with persons that instance knows are replayed to it just before
+    the like (as friendship rows with the like's time and sequence number, which change
+    no range: the person likes nothing there yet). At most 63 instances.
+    """
+
+    def __init__(self, instances: int) -> None:
+        if not 1 <= instances <= 63:
+            raise ValueError(f"Query 2 routes to 1..63 instances, got {instances}")
+        self.instances = instances
+        self.person_ids, self.friends = IntMap(), IntMap()
+        self.persons = np.full((1024, 3), -1, np.int64)
+        self.edges = np.full((1024, 2), -1, np.int64)
+        self.meta = np.zeros(2, np.int64)  # persons, edges
+
+    def split(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+        """Each instance's rows of ``batch`` (and replayed friendships), stream order."""
+        kind, a, b = (batch.column(name).to_numpy() for name in ("kind", "a", "b"))
+        rows = len(kind)
+        new_friends = int(np.count_nonzero(kind == _FRIEND))
+        new_persons = rows + new_friends
+        self.person_ids.reserve(new_persons)
+        self.friends.reserve(new_friends)
+        self.persons = reserve_rows(self.persons, int(self.meta[0]) + new_persons)
+        self.edges = reserve_rows(self.edges, int(self.meta[1]) + 2 * new_friends)
+        # a replay sends each edge at most once per instance
+        replay = self.instances * int(self.meta[1] + 2 * new_friends)
+        out_row = np.empty(rows * self.instances + replay, np.int64)
+        out_inst = np.empty_like(out_row)
+        syn_row, syn_a, syn_b = (np.empty(replay, np.int64) for _ in range(3))
+        p, f = self.person_ids, self.friends
+        nout, nsyn = route(kind, a, b, self.instances, p.keys, p.vals, p.meta, f.keys, f.vals,
+                           f.meta, self.persons, self.edges, self.meta, out_row, out_inst,
+                           syn_row, syn_a, syn_b)  # fmt: skip
+        rows_all = batch
+        if nsyn:
+            at = syn_row[:nsyn]
+            replayed = pa.RecordBatch.from_pydict(
+                {
+                    "seq": batch.column("seq").take(pa.array(at)),
+                    "ts": batch.column("ts").take(pa.array(at)),
+                    "kind": pa.array(np.full(nsyn, _FRIEND, np.int8)),
+                    "a": pa.array(syn_a[:nsyn]),
+                    "b": pa.array(syn_b[:nsyn]),
+                    "c": pa.array(np.full(nsyn, -1, np.int64)),
+                    "d": pa.array(np.full(nsyn, -1, np.int64)),
+                    "text": pa.array([""] * nsyn, pa.large_string()),
+                    "name": pa.array([""] * nsyn, pa.large_string()),
+                },
+                schema=batch.schema,
+            )
+            rows_all = pa.concat_batches([batch, replayed])
+        out_row, out_inst = out_row[:nout], out_inst[:nout]
+        return [rows_all.take(pa.array(out_row[out_inst == i])) for i in range(self.instances)]
