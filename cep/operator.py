@@ -44,9 +44,6 @@ import pyarrow as pa
 
 import chronoray as cr
 from cep.merger import Entry, Ranking, Report, StepKey
-from ephemeral.local import LiveLocalRuntime
-from shards.logstore import RocksLogStore
-from vertex import Update, Vertex, VertexTypes
 
 __all__ = ["Context", "EmbeddedGraph", "Operator", "TopKOperator"]
 
@@ -61,7 +58,7 @@ class EmbeddedGraph:
 
     def __init__(
         self,
-        vertex_types: list[type[Vertex]],
+        vertex_types: list[type[cr.Vertex]],
         *,
         shards: int = 1,
         log_dir: str | Path | None = None,
@@ -72,18 +69,13 @@ class EmbeddedGraph:
             # an operator's graph starts empty: another run's logs would be recovered into it
             raise ValueError(f"{self.log_dir} already holds a graph; give an empty log_dir")
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.runtime = LiveLocalRuntime(
-            shards,
-            VertexTypes(vertex_types),
-            store_factory=lambda k: RocksLogStore(self.log_dir / f"shard-{k}"),
-            batch_size=1,  # one update at a time, each processed until the graph is idle
-        )
-        self._pending: list[Update] = []
+        self.runtime = _in_process_graph(vertex_types, shards, self.log_dir)
+        self._pending: list[cr.Update] = []
         self._offset = 0
         self._live: dict[int, cr.LiveComputation] = {}
         self.updates = 0
 
-    def manipulate_graph(self, updates: Iterable[Update]) -> None:
+    def manipulate_graph(self, updates: Iterable[cr.Update]) -> None:
         """Apply ``updates`` in order (buffered until the next :meth:`flush`/:meth:`execute`;
         each one is processed until the graph is idle before the next)."""
         self._pending.extend(updates)
@@ -122,6 +114,24 @@ class EmbeddedGraph:
             shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
+def _in_process_graph(vertex_types: list[type[cr.Vertex]], shards: int, log_dir: Path) -> Any:
+    """A live chronoray graph in this process, its shard logs in RocksDB under ``log_dir``.
+
+    The one place cep reaches below chronoray's public API: the in-process runtime becomes
+    public as ``GraphCluster(runtime="local")`` (issue 20); until then, its internal names.
+    """
+    from ephemeral.local import LiveLocalRuntime
+    from shards.logstore import RocksLogStore
+    from vertex import VertexTypes
+
+    return LiveLocalRuntime(
+        shards,
+        VertexTypes(vertex_types),
+        store_factory=lambda k: RocksLogStore(log_dir / f"shard-{k}"),
+        batch_size=1,  # one update at a time, each processed until the graph is idle
+    )
+
+
 class Context:
     """What an operator's hooks get: ``instance`` (its number), ``instances`` (how many),
     :meth:`emit` for reports and :meth:`graph` for an embedded chronoray graph."""
@@ -137,7 +147,7 @@ class Context:
         """Report the instance's local result ``entries`` at step ``key``."""
         self.reports.append(Report(key, entries))
 
-    def graph(self, vertex_types: list[type[Vertex]], *, shards: int = 1) -> EmbeddedGraph:
+    def graph(self, vertex_types: list[type[cr.Vertex]], *, shards: int = 1) -> EmbeddedGraph:
         """A new chronoray graph for this instance (closed with the instance)."""
         log_dir = None
         if self.log_dir is not None:

@@ -44,13 +44,13 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+import chronoray as cr
 from cep.columns import COMMENT, FRIEND, LIKE
 from cep.debs.community import LikedComment, LikerCommunity, Person, comment_vertex
 from cep.debs.q2kernel import FriendRouter, Q2State
 from cep.events import format_time
 from cep.merger import Entry, StepKey, TopKMerger
 from cep.operator import Context, EmbeddedGraph, Operator, TopKOperator
-from vertex import Update
 
 __all__ = ["Q2GraphOperator", "Q2Operator", "Q2Splitter", "q2_merger", "q2_splitter", "render_q2"]
 
@@ -118,7 +118,7 @@ class Q2GraphOperator(TopKOperator):
             while queue and queue[0][0] == t:
                 gone.append(queue.popleft()[1])
             self.live.difference_update(gone)
-            self.graph.manipulate_graph(Update.remove_vertex(v, t) for v in gone)
+            self.graph.manipulate_graph(cr.Update.remove_vertex(v, t) for v in gone)
             self.expired_steps.append(((t, 0, 0), gone))
 
     def _on_event(self, row: dict[str, Any]) -> None:
@@ -130,20 +130,21 @@ class Q2GraphOperator(TopKOperator):
             self.comments[v] = (row["text"], row["a"])
             self.live.add(v)
             self.expiries.append((ts + self.window, v))
-            graph.manipulate_graph([Update.add_vertex(v, ts, LikedComment.type_name, created=ts)])
+            created = cr.Update.add_vertex(v, ts, LikedComment.type_name, created=ts)
+            graph.manipulate_graph([created])
         elif kind == LIKE:
             v = comment_vertex(row["b"])
             if v not in self.live:
                 return
             self.event_times[seq] = ts
-            graph.manipulate_graph([Update.add_edge(row["a"], v, ts, kind="like", seq=seq)])
+            graph.manipulate_graph([cr.Update.add_edge(row["a"], v, ts, kind="like", seq=seq)])
         elif kind == FRIEND and row["a"] != row["b"]:
             self.event_times[seq] = ts
             a, b = row["a"], row["b"]
             graph.manipulate_graph(
                 [
-                    Update.add_edge(a, b, ts, kind="friend", seq=seq),
-                    Update.add_edge(b, a, ts, kind="friend", seq=seq),
+                    cr.Update.add_edge(a, b, ts, kind="friend", seq=seq),
+                    cr.Update.add_edge(b, a, ts, kind="friend", seq=seq),
                 ]
             )
 
