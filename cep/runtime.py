@@ -4,8 +4,8 @@
 cuts it into batches. For each batch the splitter gives each instance its events (a record
 batch, columns not rows); instances process batches in order, in parallel (one Ray actor
 each, ``runtime="ray"``, or one after the other in this process, ``runtime="local"``),
-together with the batch's last event time. Up to ``max_inflight`` batches are in flight,
-so the driver splits and merges while instances work. The merger then walks the batch's
+together with the batch's last event time. On Ray up to ``max_inflight`` batches are in
+flight, so the driver splits and merges while instances work. The merger then walks the batch's
 steps in :data:`~cep.merger.StepKey` order and writes lines.
 
 **Batches adapt to the rate.** With ``rate=R`` the stream is offered at R events per
@@ -226,11 +226,13 @@ class Pipeline:
         lines: list[tuple[int, float]] = []  # (causing event's row, written at)
         inflight: deque[tuple[int, int, list[Any]]] = deque()
         clock = time.perf_counter
+        # in process a batch is done when submitted: merge it before taking the next
+        limit = self.max_inflight if self.runtime == "ray" else 1
         started = clock()
         taken = 0
         while taken < n or inflight:
             ready = n if rate is None else min(n, int((clock() - started) * rate) + 1)
-            if taken < n and len(inflight) < self.max_inflight and (ready > taken or not inflight):
+            if taken < n and len(inflight) < limit and (ready > taken or not inflight):
                 if ready <= taken:  # nothing has arrived and nothing is in flight: wait
                     time.sleep(max(0.0, started + taken / rate - clock()))  # type: ignore[operator]
                     continue
