@@ -171,7 +171,10 @@ class TopKMerger:
         if not self._dirty or (key[1] == 0 and not self.time_steps):
             return None  # nothing new, or not a step lines are written at
         self._dirty = False
-        best = heapq.nsmallest(self.k, (e for es in self.local.values() for e in es))
+        if len(self.local) == 1:  # one instance: its local list (sorted) is the global one
+            best = list(next(iter(self.local.values()))[: self.k])
+        else:
+            best = heapq.nsmallest(self.k, (e for es in self.local.values() for e in es))
         ids = [self.identity(item, display) for _, item, display in best]
         if ids == self.last:
             return None

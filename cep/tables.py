@@ -160,13 +160,14 @@ class StringPool:
     with :meth:`get`. Bytes compare in code-point order, so kernels compare texts by
     their bytes (``data[start[i]:start[i + 1]]``)."""
 
-    __slots__ = ("data", "start", "count", "size")
+    __slots__ = ("data", "start", "count", "size", "_decoded")
 
     def __init__(self) -> None:
         self.data = np.zeros(1024, np.uint8)
         self.start = np.zeros(1025, np.int64)
         self.count = 0
         self.size = 0
+        self._decoded: dict[int, str] = {}  # strings read back: reports repeat the same few
 
     def extend(self, strings: pa.Array) -> None:
         """Append ``strings`` (an Arrow string array without nulls)."""
@@ -189,4 +190,8 @@ class StringPool:
 
     def get(self, i: int) -> str:
         """String ``i``."""
-        return bytes(self.data[self.start[i] : self.start[i + 1]]).decode("utf-8")
+        text = self._decoded.get(i)
+        if text is None:
+            raw = self.data[self.start[i] : self.start[i + 1]].tobytes()
+            text = self._decoded[i] = raw.decode()
+        return text
