@@ -299,7 +299,7 @@ class Q1State:
         at, clock = 0, self.clock
         if clock is None:  # nothing is due before the first event
             clock = (int(ts[0]) if len(ts) else until) - 1
-        while clock < until:
+        while clock < until or at < len(ts):  # events at the time reached: still to do
             end_time = min(until, clock + DAY_MS - 1)
             end = int(np.searchsorted(ts, end_time, "right"))
             reports += self._run([c[at:end] for c in columns], end_time)

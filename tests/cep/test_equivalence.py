@@ -55,6 +55,15 @@ def test_q2_on_embedded_chronoray_graphs_equals_the_oracle(streams, community, i
     assert len(expected) > 50 and got == expected
 
 
+@pytest.mark.parametrize("query", ["q1", "q2"])
+def test_batches_of_one_event_give_the_same_lines(streams, query):
+    # consecutive batches ending at equal times; time passing over days between batches
+    files = streams[3]
+    expected = list(reference_q1(events_of("q1", files)) if query == "q1"
+                    else reference_q2(events_of("q2", files), 3, 3600, "component"))  # fmt: skip
+    assert run(query, files, instances=2, batch_size=1) == expected
+
+
 def test_batches_cut_by_an_offered_rate_give_the_same_lines(streams):
     files = streams[1]
     out: list[str] = []
