@@ -3,9 +3,10 @@ string pool.
 
 An instance's state lives in numpy arrays that numba kernels (``cep.debs``) read and write
 in place: a kernel never grows them (it allocates only small scratch arrays of its own).
-Before each batch the operator reserves room for what the batch can add (:meth:`IntMap.reserve`, :func:`reserve_rows`, :meth:`StringPool.extend`),
-so growth (doubling, a rehash) happens in Python between batches and its cost per event is
-constant on average.
+Before each batch the operator reserves room for what the batch can add
+(:meth:`IntMap.reserve`, :func:`reserve_rows`, :meth:`StringPool.extend`), so growth
+(doubling, a rehash) happens in Python between batches and its cost per event is constant
+on average.
 
 :class:`IntMap` maps non-negative int64 keys to int64 values: open addressing with linear
 probing, ``EMPTY``/``DELETED`` markers, at most half full. The kernels use the module's
