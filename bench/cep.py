@@ -17,7 +17,8 @@ and read once into columns (timed on its own). Then, per query:
 
 Without them, the table repeats the Java figures the issue measured on this machine in an
 earlier session (marked so). The kernels are compiled (numba, cached on disk) by a short
-warm-up run before anything is timed, as a JVM warms up. Writes ``bench/results/cep.json`` and ``cep.md``.
+warm-up run before anything is timed, as a JVM warms up. Writes ``bench/results/cep.json``
+and ``cep.md``.
 
     python -m bench.cep                                  # the issue's input, ~1.55 M lines
     python -m bench.cep --events 30000 --profile 5000    # a quick look
