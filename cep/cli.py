@@ -33,8 +33,12 @@ def _run_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Operator instances (Ray actors)."),
         click.option("--runtime", type=click.Choice(["ray", "local"]), default="ray",
                      show_envvar=True, help="ray: instances in parallel; local: in process."),
-        click.option("--batch-size", type=int, default=2000, show_envvar=True,
-                     help="Events per batch handed to the instances."),
+        click.option("--batch-size", type=int, default=5000, show_envvar=True,
+                     help="Most events per batch handed to the instances."),
+        click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None,
+                     show_envvar=True,
+                     help="Offer the events at this many per second (batches then hold what "
+                     "arrived meanwhile); default: all at once."),
         click.option("--on-error", type=click.Choice(["raise", "skip"]), default="raise",
                      show_envvar=True,
                      help="raise: stop at a malformed line; skip: count it, write it to "
@@ -71,18 +75,24 @@ def q1(posts: Path, comments: Path, **run: Any) -> None:
               show_envvar=True,
               help="component: largest connected component of the likers (the official "
               "text); clique: maximum clique (GraphCEP).")  # fmt: skip
+@click.option("--store", type=click.Choice(["memory", "log"]), default="memory",
+              show_envvar=True,
+              help="memory: each instance keeps the graph's present state in column "
+              "tables; log: a chronoray graph logging every behavior to RocksDB (history; "
+              "slow).")  # fmt: skip
 @click.option("--shards", type=int, default=1, show_envvar=True,
-              help="Shards of each instance's chronoray graph.")  # fmt: skip
+              help="Shards of each instance's chronoray graph (--store log).")  # fmt: skip
 @_run_options
 def q2(
-    comments: Path, likes: Path, friendships: Path, k: int, d: int, community: str, shards: int,
-    **run: Any,
+    comments: Path, likes: Path, friendships: Path, k: int, d: int, community: str, store: str,
+    shards: int, **run: Any,
 ) -> None:  # fmt: skip
     """Query 2: the top-k comments by the community of friends who liked them within D s."""
     from cep.readers import DebsFiles
 
     files = DebsFiles(comments=comments, likes=likes, friendships=friendships)
-    _run("q2", files, {"k": k, "d": d, "community": community, "shards": shards}, **run)
+    params = {"k": k, "d": d, "community": community, "store": store, "shards": shards}
+    _run("q2", files, params, **run)
 
 
 def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
@@ -125,7 +135,11 @@ def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
         ("instances", f"{report.instances} ({report.runtime})"),
         ("seconds", f"{report.seconds:.2f}"),
         ("events/s", f"{report.rate:,.0f}"),
-        ("latency mean / p99", f"{report.latency_mean_ms:.2f} / {report.latency_p99_ms:.2f} ms"),
+        ("batches", f"{report.batches:,}"),
+        ("latency per event, mean / p99",
+         f"{report.latency_mean_ms:.2f} / {report.latency_p99_ms:.2f} ms"),
+        ("latency per line, mean / p99",
+         f"{report.line_latency_mean_ms:.2f} / {report.line_latency_p99_ms:.2f} ms"),
         ("driver: read + split", f"{report.split_seconds:.2f} s"),
         ("driver: waiting on instances", f"{report.wait_seconds:.2f} s"),
         ("driver: merge + write", f"{report.merge_seconds:.2f} s"),
@@ -150,3 +164,28 @@ def generate(out_dir: Path, events: int, seed: int, days: float) -> None:
         f"wrote {sum(counts.values()):,} events to {out_dir}: "
         + ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
     )
+
+
+@cep.command()
+@click.option("--events", type=click.IntRange(min=100), default=1_548_000, show_envvar=True,
+              help="Lines generated (the issue's shape: posts, comments, likes, friendships).")
+@click.option("--instances", type=click.IntRange(min=1), default=4, show_envvar=True)
+@click.option("--java-graphcep", default=None, show_envvar=True,
+              help="Command line running GraphCEP's published solution, built outside this "
+              "repository ({posts} {comments} {likes} {friendships} {k} {d} {out} {query} are "
+              "filled in).")
+@click.option("--java-wso2", default=None, show_envvar=True,
+              help="The same for the WSO2 team's solution (Q2 component).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_envvar=True, help="Where cep.json and cep.md go.")
+def bench(events: int, instances: int, java_graphcep: str | None, java_wso2: str | None,
+          out: Path) -> None:  # fmt: skip
+    """Generate an input, run Q1 and Q2 (both ranges) on chronoray, the plain reference and
+    the Java solutions if given; write the throughput and per-event latency table."""
+    from bench.cep import main as run_bench
+
+    argv = ["--events", str(events), "--instances", str(instances), "--out", str(out)]
+    for option, value in (("--java-graphcep", java_graphcep), ("--java-wso2", java_wso2)):
+        if value:
+            argv += [option, value]
+    run_bench(argv)

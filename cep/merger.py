@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
 
-__all__ = ["Ranking", "Report", "StepKey", "TopKMerger", "merge_steps"]
+import numpy as np
+
+__all__ = ["Ranking", "Report", "StepKey", "TopKMerger"]
 
 StepKey = tuple[int, int, int]
 """``(time, phase, seq)``: phase 0 = time-driven (seq 0), phase 1 = input event ``seq``."""
@@ -169,7 +171,10 @@ class TopKMerger:
         if not self._dirty or (key[1] == 0 and not self.time_steps):
             return None  # nothing new, or not a step lines are written at
         self._dirty = False
-        best = heapq.nsmallest(self.k, (e for es in self.local.values() for e in es))
+        if len(self.local) == 1:  # one instance: its local list (sorted) is the global one
+            best = list(next(iter(self.local.values()))[: self.k])
+        else:
+            best = heapq.nsmallest(self.k, (e for es in self.local.values() for e in es))
         ids = [self.identity(item, display) for _, item, display in best]
         if ids == self.last:
             return None
@@ -177,28 +182,27 @@ class TopKMerger:
         self.lines += 1
         return self.render(key[0], best)
 
-
-def _tag(instance: int, reports: list[Report]) -> Iterator[tuple[StepKey, int, Report]]:
-    return ((r.key, instance, r) for r in reports)
-
-
-def merge_steps(
-    events: Iterable[StepKey], reports: list[list[Report]]
-) -> Iterator[tuple[StepKey, list[tuple[int, Report]]]]:
-    """Every step of a batch in key order: the input events' keys (``events``, sorted)
-    and the instances' reports (each instance's list sorted), grouped by key."""
-    tagged: list[Iterable[tuple[StepKey, int, Report | None]]] = [
-        ((key, -1, None) for key in events)
-    ]
-    tagged += [_tag(instance, rs) for instance, rs in enumerate(reports)]
-    current: StepKey | None = None
-    group: list[tuple[int, Report]] = []
-    for key, instance, report in heapq.merge(*tagged, key=lambda x: (x[0], x[1])):
-        if key != current:
-            if current is not None:
-                yield current, group
-            current, group = key, []
-        if report is not None:
-            group.append((instance, report))
-    if current is not None:
-        yield current, group
+    def merge(
+        self, reports: list[list[Report]], ts: np.ndarray, seq: np.ndarray
+    ) -> list[tuple[int, str]]:
+        """The lines of one batch of the stream (its events' times ``ts`` and sequence
+        numbers ``seq``), from each instance's reports (in instance order), each with the
+        sequence number of the event that caused it: the event of its step, or for a
+        time-driven step the first event at or after its time (the one that moved time
+        there). Steps go in key order; within a step, instance order. Without
+        ``time_steps``, a time-driven change is checked at that next event's step."""
+        groups: dict[StepKey, list[tuple[int, Report]]] = {}
+        for instance, rs in enumerate(reports):
+            for r in rs:
+                groups.setdefault(r.key, []).append((instance, r))
+        if not self.time_steps:
+            for key in [k for k in groups if k[1] == 0]:
+                j = int(np.searchsorted(ts, key[0], "left"))
+                groups.setdefault((int(ts[j]), 1, int(seq[j])), [])
+        lines = []
+        for key in sorted(groups):
+            line = self.step(key, groups[key])
+            if line is not None:
+                cause = key[2] if key[1] == 1 else int(seq[np.searchsorted(ts, key[0], "left")])
+                lines.append((cause, line))
+        return lines

@@ -1,25 +1,27 @@
 """Operator instances: user code per partition, with a chronoray graph at hand.
 
 An :class:`Operator` is what a domain expert writes (seed 002, sec. 3): it gets the events
-the splitter routed to its instance, in stream order, sees time pass, and emits
-:class:`~cep.merger.Report` s for the merger. Several instances run the same operator class
-in parallel (on Ray: one actor each), each on its own share of the stream.
+the splitter routed to its instance, in stream order, as Arrow record batches (the schema
+of :data:`cep.columns.SCHEMA`), sees time pass, and emits :class:`~cep.merger.Report` s
+for the merger. Several instances run the same operator class in parallel (on Ray: one
+actor each), each on its own share of the stream.
 
-Hooks, in the order an instance calls them for a batch of routed events:
-
-* :meth:`Operator.advance` ``(ctx, t)`` before each event with the event's time, and once
-  more at the batch's end with the time of the batch's last input event -- also when the
-  instance got no event: time passes for every instance alike. Time-driven work (decays,
-  window expiries) happens here, for every time ``<= t``.
-* :meth:`Operator.on_event` ``(ctx, seq, event, partitions)`` for each routed event.
-* :meth:`Operator.end_batch` ``(ctx)`` once the batch is through (e.g. to read a graph
-  computation's results).
+Hooks: :meth:`Operator.start` once, then :meth:`Operator.process` ``(ctx, batch, until)``
+per batch: the batch's events in stream order, then time passes up to ``until`` (the time
+of the whole stream's batch's last event) -- also when the instance got no event: time
+passes for every instance alike. Time-driven work (decays, window expiries) happens for
+every time ``<= until``. An operator works on whole columns (DESIGN.md section 12): the
+DEBS queries hand a batch to a compiled kernel; a loop per row in Python belongs only where
+each event goes through user objects (the graph-backed store below).
 
 The graph: :meth:`Context.graph` gives an :class:`EmbeddedGraph`, a chronoray graph held by
 the instance -- event-sourced vertex actors on ``shards`` shard cores with RocksDB logs, and
 live computations (chronoray's in-process runtime, so the graph runs inside the instance's
 Ray actor). :meth:`EmbeddedGraph.manipulate_graph` applies updates;
 :meth:`EmbeddedGraph.execute` runs a live computation on the graph and returns its result.
+It keeps the graph's history (every behavior logged, so the graph can be replayed, cut at
+a past time, recovered); a query that needs only the graph's present state keeps it in its
+own columns instead (Query 2's default store).
 
 **When the graph is complete.** A chronoray graph is asynchronous: an update's effects
 travel as messages between vertices and shards. Before an operator reads a result it must
@@ -38,11 +40,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 import chronoray as cr
 from cep.merger import Entry, Ranking, Report, StepKey
-from ephemeral.local import LiveLocalRuntime
-from shards.logstore import RocksLogStore
-from vertex import Update, Vertex, VertexTypes
 
 __all__ = ["Context", "EmbeddedGraph", "Operator", "TopKOperator"]
 
@@ -57,7 +58,7 @@ class EmbeddedGraph:
 
     def __init__(
         self,
-        vertex_types: list[type[Vertex]],
+        vertex_types: list[type[cr.Vertex]],
         *,
         shards: int = 1,
         log_dir: str | Path | None = None,
@@ -68,18 +69,13 @@ class EmbeddedGraph:
             # an operator's graph starts empty: another run's logs would be recovered into it
             raise ValueError(f"{self.log_dir} already holds a graph; give an empty log_dir")
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.runtime = LiveLocalRuntime(
-            shards,
-            VertexTypes(vertex_types),
-            store_factory=lambda k: RocksLogStore(self.log_dir / f"shard-{k}"),
-            batch_size=1,  # one update at a time, each processed until the graph is idle
-        )
-        self._pending: list[Update] = []
+        self.runtime = _in_process_graph(vertex_types, shards, self.log_dir)
+        self._pending: list[cr.Update] = []
         self._offset = 0
         self._live: dict[int, cr.LiveComputation] = {}
         self.updates = 0
 
-    def manipulate_graph(self, updates: Iterable[Update]) -> None:
+    def manipulate_graph(self, updates: Iterable[cr.Update]) -> None:
         """Apply ``updates`` in order (buffered until the next :meth:`flush`/:meth:`execute`;
         each one is processed until the graph is idle before the next)."""
         self._pending.extend(updates)
@@ -118,6 +114,24 @@ class EmbeddedGraph:
             shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
+def _in_process_graph(vertex_types: list[type[cr.Vertex]], shards: int, log_dir: Path) -> Any:
+    """A live chronoray graph in this process, its shard logs in RocksDB under ``log_dir``.
+
+    The one place cep reaches below chronoray's public API: the in-process runtime becomes
+    public as ``GraphCluster(runtime="local")`` (issue 20); until then, its internal names.
+    """
+    from ephemeral.local import LiveLocalRuntime
+    from shards.logstore import RocksLogStore
+    from vertex import VertexTypes
+
+    return LiveLocalRuntime(
+        shards,
+        VertexTypes(vertex_types),
+        store_factory=lambda k: RocksLogStore(log_dir / f"shard-{k}"),
+        batch_size=1,  # one update at a time, each processed until the graph is idle
+    )
+
+
 class Context:
     """What an operator's hooks get: ``instance`` (its number), ``instances`` (how many),
     :meth:`emit` for reports and :meth:`graph` for an embedded chronoray graph."""
@@ -133,7 +147,7 @@ class Context:
         """Report the instance's local result ``entries`` at step ``key``."""
         self.reports.append(Report(key, entries))
 
-    def graph(self, vertex_types: list[type[Vertex]], *, shards: int = 1) -> EmbeddedGraph:
+    def graph(self, vertex_types: list[type[cr.Vertex]], *, shards: int = 1) -> EmbeddedGraph:
         """A new chronoray graph for this instance (closed with the instance)."""
         log_dir = None
         if self.log_dir is not None:
@@ -162,14 +176,8 @@ class Operator:
     def start(self, ctx: Context) -> None:
         """Once, before the first batch."""
 
-    def advance(self, ctx: Context, time: int) -> None:
-        """Time passes up to ``time`` (inclusive); times never decrease."""
-
-    def on_event(self, ctx: Context, seq: int, event: Any, partitions: tuple[Any, ...]) -> None:
-        """An event routed to this instance, with its sequence number and partitions."""
-
-    def end_batch(self, ctx: Context) -> None:
-        """The batch is through."""
+    def process(self, ctx: Context, batch: pa.RecordBatch, until: int) -> None:
+        """The events routed to this instance (stream order), then time up to ``until``."""
 
     def stats(self) -> dict[str, Any]:
         """Counters for the run summary."""

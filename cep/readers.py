@@ -39,7 +39,15 @@ from cep.events import Comment, Event, Friendship, Like, Post, parse_time
 from chronoray import MalformedRecord
 from chronoray.sources import RejectWriter
 
-__all__ = ["DebsFiles", "StreamStats", "read_file", "read_stream", "KINDS"]
+__all__ = [
+    "KINDS",
+    "DebsFiles",
+    "StreamStats",
+    "line_outcome",
+    "read_file",
+    "read_stream",
+    "time_goes_back",
+]
 
 KINDS = ("posts", "comments", "likes", "friendships")
 """The four files, in their merge order at equal times."""
@@ -118,6 +126,33 @@ _PARSERS: dict[str, tuple[int, str, Callable[[list[str]], Event]]] = {
 }
 
 
+def line_outcome(where: str, lineno: int, line: bytes, kind: str) -> Event | MalformedRecord:
+    """The event of one non-blank line (without its newline) of a ``kind`` file, or why it
+    is malformed (a :class:`MalformedRecord`, not raised). The one owner of the line rules
+    and their messages; time order across lines is the caller's."""
+    fields, layout, parse = _PARSERS[kind]
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        shown = line.decode("utf-8", "backslashreplace")
+        return MalformedRecord(where, lineno, shown, "not UTF-8 text")
+    parts = text.split("|")
+    if len(parts) != fields:
+        reason = f"expected {fields} |-separated fields {layout}, got {len(parts)}"
+        return MalformedRecord(where, lineno, text, reason)
+    try:
+        return parse(parts)
+    except ValueError as exc:
+        return MalformedRecord(where, lineno, text, str(exc))
+
+
+def time_goes_back(where: str, lineno: int, line: bytes) -> MalformedRecord:
+    """The record of a line whose time is before the previous good line's."""
+    text = line.decode("utf-8")
+    reason = f"time goes back: {text.split('|', 1)[0]} is before the previous line's time"
+    return MalformedRecord(where, lineno, text, reason)
+
+
 def read_file(
     path: str | os.PathLike[str], kind: str
 ) -> Iterator[tuple[int, Event | MalformedRecord]]:
@@ -125,7 +160,6 @@ def read_file(
     event, or a :class:`MalformedRecord` instance (not raised; reading goes on)."""
     if kind not in _PARSERS:
         raise ValueError(f"unknown DEBS file kind {kind!r}; expected one of {', '.join(KINDS)}")
-    fields, layout, parse = _PARSERS[kind]
     where = os.fspath(path)
     last = None
     with open(path, "rb") as f:
@@ -133,28 +167,15 @@ def read_file(
             line = raw.rstrip(b"\r\n")
             if not line.strip():
                 continue
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError:
-                shown = line.decode("utf-8", "backslashreplace")
-                yield lineno, MalformedRecord(where, lineno, shown, "not UTF-8 text")
+            outcome = line_outcome(where, lineno, line, kind)
+            if isinstance(outcome, MalformedRecord):
+                yield lineno, outcome
                 continue
-            parts = text.split("|")
-            if len(parts) != fields:
-                reason = f"expected {fields} |-separated fields {layout}, got {len(parts)}"
-                yield lineno, MalformedRecord(where, lineno, text, reason)
+            if last is not None and outcome.ts < last:
+                yield lineno, time_goes_back(where, lineno, line)
                 continue
-            try:
-                event = parse(parts)
-            except ValueError as exc:
-                yield lineno, MalformedRecord(where, lineno, text, str(exc))
-                continue
-            if last is not None and event.ts < last:
-                reason = f"time goes back: {parts[0]} is before the previous line's time"
-                yield lineno, MalformedRecord(where, lineno, text, reason)
-                continue
-            last = event.ts
-            yield lineno, event
+            last = outcome.ts
+            yield lineno, outcome
 
 
 def read_stream(

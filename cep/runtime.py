@@ -1,21 +1,30 @@
 """Running a CEP query: split -> process (instances in parallel on Ray) -> merge.
 
-:class:`Pipeline` reads the stream in batches of ``batch_size`` events. For each batch the
-driver numbers the events (``seq``, the position in the stream), routes them with the
-splitter and hands each instance its share together with the batch's last event time;
-instances process batches in order, in parallel (one Ray actor each, ``runtime="ray"``,
-or one after the other in this process, ``runtime="local"``). Up to ``max_inflight``
-batches are in flight, so the driver reads, splits and merges while instances work. The
-merger then walks the batch's steps in :data:`~cep.merger.StepKey` order and writes lines.
+:class:`Pipeline` takes the stream as one Arrow table (:data:`cep.columns.SCHEMA`) and
+cuts it into batches. For each batch the splitter gives each instance its events (a record
+batch, columns not rows); instances process batches in order, in parallel (one Ray actor
+each, ``runtime="ray"``, or one after the other in this process, ``runtime="local"``),
+together with the batch's last event time. On Ray up to ``max_inflight`` batches are in
+flight, so the driver splits and merges while instances work. The merger then walks the batch's
+steps in :data:`~cep.merger.StepKey` order and writes lines.
+
+**Batches adapt to the rate.** With ``rate=R`` the stream is offered at R events per
+second (event ``i`` arrives at ``i / R`` s after the start), and a batch is every event
+that has arrived when the driver is ready for the next one (at most ``batch_size``): one
+event when the stream is slow, larger batches when it is fast or the instances fall
+behind. Without ``rate`` every event is there at the start (the peak: batches of
+``batch_size``).
 
 **Determinism.** Each instance sees its events in stream order and time advancing to the
 same points whatever the number of instances; the merger's order depends only on event
 times and stream positions. So the output is the same for 1 or n instances, on Ray or in
-process, and for any batch size.
+process, and for any batch size or rate.
 
-**Latency** of an event: from the moment the driver read it to the moment the merger
-finished the batch holding it (its line, if any, written). **Throughput**: input events
-per second of wall time, reading and writing included.
+**Latency** of an event: from its arrival (read, or its offered time with ``rate``) to
+the moment the merger finished the batch holding it (its line written, if it caused one).
+Each output line carries the arrival of the event that caused it (its step's event, or for
+a time-driven change the event that moved time there). **Throughput**: input events per
+second of wall time.
 """
 
 from __future__ import annotations
@@ -24,21 +33,19 @@ import logging
 import math
 import os
 import time
-from array import array
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cep.merger import Report, StepKey, TopKMerger, merge_steps
+import numpy as np
+import pyarrow as pa
+
+from cep.merger import Report, TopKMerger
 from cep.operator import Context, Operator
 from cep.splitter import Splitter
 
 __all__ = ["InstanceHost", "Pipeline", "RunReport"]
-
-Routed = tuple[int, Any, tuple[Any, ...]]
-"""``(seq, event, partitions)`` as an instance receives it."""
-
 
 class InstanceHost:
     """One operator instance: its operator object and context (a Ray actor on Ray)."""
@@ -56,19 +63,15 @@ class InstanceHost:
         self.events = 0
         self.busy = 0.0
 
-    def process(self, items: list[Routed], until: int) -> tuple[list[Report], float]:
-        """Run one batch; returns the reports in step order and the seconds it took."""
+    def process(self, batch: pa.RecordBatch, until: int) -> tuple[list[Report], float]:
+        """Run one batch (maybe empty: time passes); the reports in step order and the
+        seconds it took."""
         started = time.perf_counter()
-        op, ctx = self.op, self.ctx
-        for seq, event, partitions in items:
-            op.advance(ctx, event[0])
-            op.on_event(ctx, seq, event, partitions)
-        op.advance(ctx, until)
-        op.end_batch(ctx)
-        self.events += len(items)
+        self.op.process(self.ctx, batch, until)
+        self.events += batch.num_rows
         seconds = time.perf_counter() - started
         self.busy += seconds
-        return ctx.take_reports(), seconds
+        return self.ctx.take_reports(), seconds
 
     def stats(self) -> dict[str, Any]:
         """Events handled, busy seconds and the operator's own counters."""
@@ -88,8 +91,12 @@ class RunReport:
     seconds: float = 0.0
     instances: int = 1
     runtime: str = "local"
+    rate_offered: float | None = None
     latency_mean_ms: float = math.nan
     latency_p99_ms: float = math.nan
+    line_latency_mean_ms: float = math.nan
+    line_latency_p99_ms: float = math.nan
+    batches: int = 0
     split_seconds: float = 0.0
     wait_seconds: float = 0.0
     merge_seconds: float = 0.0
@@ -103,6 +110,14 @@ class RunReport:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {**self.__dict__, "rate": self.rate}
+
+
+def _mean_p99(seconds: np.ndarray) -> tuple[float, float]:
+    if len(seconds) == 0:
+        return math.nan, math.nan
+    ordered = np.sort(seconds)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return float(ordered.mean() * 1000), float(p99 * 1000)
 
 
 def _start_ray() -> bool:
@@ -175,7 +190,7 @@ class Pipeline:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _submit(self, shares: list[list[Routed]], until: int) -> list[Any]:
+    def _submit(self, shares: list[pa.RecordBatch], until: int) -> list[Any]:
         if self.runtime == "ray":
             return [h.process.remote(s, until) for h, s in zip(self._hosts, shares, strict=True)]
         return [h.process(s, until) for h, s in zip(self._hosts, shares, strict=True)]
@@ -189,77 +204,77 @@ class Pipeline:
 
     def run(
         self,
-        events: Iterable[Any],
+        events: pa.Table,
         write: Callable[[str], Any],
         *,
+        rate: float | None = None,
         progress: Callable[[int], None] | None = None,
-        latency: bool = True,
     ) -> RunReport:
-        """Run the query over ``events`` (in stream order), passing each output line
-        (without newline) to ``write``; ``progress`` gets the events read so far after
-        each batch. Returns the counters, rates and latencies."""
-        report = RunReport(instances=self.instances, runtime=self.runtime)
-        route = self.splitter.route
-        n = self.instances
-        inflight: deque[tuple[list[StepKey], array[float], list[Any]]] = deque()
-        latencies: array[float] = array("d")
-        started = time.perf_counter()
+        """Run the query over ``events`` (a table of :data:`cep.columns.SCHEMA` in stream
+        order), passing each output line (without newline) to ``write``; with ``rate``,
+        offer them at that many events per second (see the module doc); ``progress`` gets
+        the events taken so far after each batch. Returns the counters, rates and
+        latencies."""
+        if rate is not None and rate <= 0:
+            raise ValueError(f"rate must be > 0 events/s, got {rate}")
+        report = RunReport(instances=self.instances, runtime=self.runtime, rate_offered=rate)
+        n = events.num_rows
+        ts = events.column("ts").to_numpy()
+        seq = events.column("seq").to_numpy()
+        arrival = np.zeros(n)
+        done = np.zeros(n)
+        lines: list[tuple[int, float]] = []  # (causing event's row, written at)
+        inflight: deque[tuple[int, int, list[Any]]] = deque()
         clock = time.perf_counter
-        iterator = iter(events)
-        seq = 0
-        while True:
+        # in process a batch is done when submitted: merge it before taking the next
+        limit = self.max_inflight if self.runtime == "ray" else 1
+        started = clock()
+        taken = 0
+        while taken < n or inflight:
+            ready = n if rate is None else min(n, int((clock() - started) * rate) + 1)
+            if taken < n and len(inflight) < limit and (ready > taken or not inflight):
+                if ready <= taken:  # nothing has arrived and nothing is in flight: wait
+                    time.sleep(max(0.0, started + taken / rate - clock()))  # type: ignore[operator]
+                    continue
+                t0 = clock()
+                end = min(ready, taken + self.batch_size)
+                if rate is None:
+                    arrival[taken:end] = t0
+                else:
+                    arrival[taken:end] = started + np.arange(taken, end) / rate
+                batch = events.slice(taken, end - taken).combine_chunks().to_batches()[0]
+                shares = self.splitter.split(batch)
+                inflight.append((taken, end, self._submit(shares, int(ts[end - 1]))))
+                report.batches += 1
+                taken = end
+                report.split_seconds += clock() - t0
+                if progress is not None:
+                    progress(taken)
+                continue
+            first, end, pending = inflight.popleft()
             t0 = clock()
-            shares: list[list[Routed]] = [[] for _ in range(n)]
-            keys: list[StepKey] = []
-            read_at: array[float] = array("d")
-            for event in iterator:
-                seq += 1
-                if latency:
-                    read_at.append(clock())
-                keys.append((event[0], 1, seq))
-                for instance, partitions in route(event):
-                    shares[instance].append((seq, event, partitions))
-                if len(keys) == self.batch_size:
-                    break
-            report.split_seconds += clock() - t0
-            if keys:
-                inflight.append((keys, read_at, self._submit(shares, keys[-1][0])))
-            while inflight and (len(inflight) >= self.max_inflight or not keys):
-                self._merge(inflight.popleft(), write, report, latencies)
-            if progress is not None:
-                progress(seq)
-            if not keys:
-                break
-        report.events = seq
-        report.seconds = time.perf_counter() - started
-        if latencies:
-            ordered = sorted(latencies)
-            report.latency_mean_ms = sum(ordered) / len(ordered) * 1000
-            report.latency_p99_ms = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000
+            results = self._collect(pending)
+            t1 = clock()
+            merged = self.merger.merge([r for r, _ in results], ts[first:end], seq[first:end])
+            for cause, line in merged:
+                write(line)
+                lines.append((cause, clock()))
+            finished = clock()
+            done[first:end] = finished
+            report.lines += len(merged)
+            report.wait_seconds += t1 - t0
+            report.merge_seconds += finished - t1
+        report.events = n
+        report.seconds = clock() - started
+        report.latency_mean_ms, report.latency_p99_ms = _mean_p99(done - arrival)
+        if lines:
+            cause = np.array([c for c, _ in lines]) - int(seq[0])
+            written = np.array([w for _, w in lines])
+            report.line_latency_mean_ms, report.line_latency_p99_ms = _mean_p99(
+                written - arrival[cause]
+            )
         report.instance_stats = self.stats()
         return report
-
-    def _merge(
-        self,
-        batch: tuple[list[StepKey], array[float], list[Any]],
-        write: Callable[[str], Any],
-        report: RunReport,
-        latencies: array[float],
-    ) -> None:
-        keys, read_at, pending = batch
-        t0 = time.perf_counter()
-        results = self._collect(pending)
-        t1 = time.perf_counter()
-        step = self.merger.step
-        for key, reports in merge_steps(keys, [r for r, _ in results]):
-            line = step(key, reports)
-            if line is not None:
-                write(line)
-                report.lines += 1
-        done = time.perf_counter()
-        report.wait_seconds += t1 - t0
-        report.merge_seconds += done - t1
-        latencies.extend(done - t for t in read_at)
 
     def stats(self) -> list[dict[str, Any]]:
         """Per instance: events handled, busy seconds, the operator's counters."""

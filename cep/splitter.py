@@ -12,10 +12,14 @@ event kind with :class:`ByKind`:
 * :class:`Broadcast` -- every instance.
 
 A splitter sees events in stream order and is deterministic: the same stream gives the same
-routing, whatever the runtime. ``route(e)`` returns ``[(instance, partitions), ...]`` --
+routing, whatever the runtime. The pipeline calls ``split(batch)`` with a record batch of the
+stream (:data:`cep.columns.SCHEMA`) and gets one record batch per instance (maybe empty:
+every instance still sees time pass, see :mod:`cep.runtime`). The DEBS
+queries' splitters work on whole columns (:mod:`cep.debs`). The ones here decide per event
+with Python predicates: ``route(e)`` returns ``[(instance, partitions), ...]`` --
 ``partitions`` being the keys of the event's partitions on that instance (``()`` when the
-mode has none) -- in increasing instance order; an empty list drops the event (every
-instance still sees time pass, see :mod:`cep.runtime`).
+mode has none) -- in increasing instance order; an empty list drops the event. Their
+``split`` routes the batch's rows (as dicts) one by one.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import pyarrow as pa
+
 __all__ = [
     "Broadcast",
     "ByKind",
@@ -34,6 +40,7 @@ __all__ = [
     "Partition",
     "PredicateSplitter",
     "Route",
+    "RowSplitter",
     "Splitter",
     "stable_instance",
 ]
@@ -50,16 +57,32 @@ def stable_instance(key: Hashable, n: int) -> int:
 
 
 class Splitter(Protocol):
-    """Routes events to instances; ``bind(n)`` is called once before the first event."""
+    """Routes events to instances; ``bind(n)`` is called once before the first batch."""
 
     def bind(self, instances: int) -> None:
         """Fix the number of operator instances."""
 
+    def split(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+        """Each instance's events of ``batch`` (maybe none), in stream order."""
+
+
+class RowSplitter:
+    """``split`` for splitters that route one event at a time (``route``)."""
+
+    instances = 1
+
     def route(self, event: Any) -> Route:
-        """``[(instance, partition keys), ...]`` for ``event`` (empty: dropped)."""
+        raise NotImplementedError
+
+    def split(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+        rows: list[list[int]] = [[] for _ in range(self.instances)]
+        for i, event in enumerate(batch.to_pylist()):
+            for instance, _ in self.route(event):
+                rows[instance].append(i)
+        return [batch.take(pa.array(r, pa.int64())) for r in rows]
 
 
-class KeySplitter:
+class KeySplitter(RowSplitter):
     """Key-based routing: ``key(e)`` (``None``: drop the event) picks the instance.
 
     Without ``ranges`` the instance is :func:`stable_instance` (``key mod n`` for ints).
@@ -97,7 +120,7 @@ class KeySplitter:
         return [(self.instance_of(key), (key,))]
 
 
-class Broadcast:
+class Broadcast(RowSplitter):
     """Every event to every instance (GraphCEP's friendship events in Query 2).
 
     >>> b = Broadcast()
@@ -110,6 +133,7 @@ class Broadcast:
         self._all: Route = [(0, ())]
 
     def bind(self, instances: int) -> None:
+        self.instances = instances
         self._all = [(i, ()) for i in range(instances)]
 
     def route(self, event: Any) -> Route:
@@ -127,7 +151,7 @@ class Partition:
     events: int = 0
 
 
-class PredicateSplitter:
+class PredicateSplitter(RowSplitter):
     """Predicate-based routing with open and close predicates (GraphCEP's ``P_s``, ``P_c``).
 
     * ``opens(e)`` returns the key of a partition ``e`` opens, or ``None``. The opening
@@ -196,18 +220,26 @@ class PredicateSplitter:
             del self.open[oldest.key]
 
 
-class ByKind:
+class ByKind(RowSplitter):
     """One splitter per event type: ``ByKind({Post: a, Comment: b}, default=None)``.
-    Events of a type with no splitter (and no ``default``) are dropped."""
+    Events of a type with no splitter (and no ``default``) are dropped. The type of a row
+    of a batch is ``by``'s value for it (default: the row itself's type)."""
 
-    def __init__(self, by_type: dict[type, Splitter], default: Splitter | None = None) -> None:
+    def __init__(
+        self,
+        by_type: dict[Any, RowSplitter],
+        default: RowSplitter | None = None,
+        by: Callable[[Any], Any] = type,
+    ) -> None:
         self.by_type = by_type
         self.default = default
+        self.by = by
 
     def bind(self, instances: int) -> None:
+        self.instances = instances
         for splitter in {id(s): s for s in [*self.by_type.values(), self.default] if s}.values():
             splitter.bind(instances)
 
     def route(self, event: Any) -> Route:
-        splitter = self.by_type.get(type(event), self.default)
+        splitter = self.by_type.get(self.by(event), self.default)
         return splitter.route(event) if splitter is not None else []

@@ -21,122 +21,77 @@ Semantics (the official call, with the conventions fixed where published solutio
   event (at equal times: before the event). Nothing is written after the end of the input.
 
 GraphCEP's solution, as built here: the splitter is key-based on the post id (a comment
-goes to its root post's instance, ``id mod n``); each instance keeps a *timetable* of its
-posts' and comments' decays (a FIFO of next-decay times, each entry re-queued 24 h later
-until its 10 decays are done -- GraphCEP's time-of-day list) and its local top-3 in a
-two-tier ranking; the merger combines the local top-3 lists.
+goes to its root post's instance, ``id mod n``; the splitter follows reply chains with a
+compiled kernel over the batch's columns and adds the root as column ``key``); each
+instance keeps a *timetable* of its posts' and comments' decays and its local top-3
+(:mod:`cep.debs.q1kernel`, numba over column tables); the merger combines the local top-3
+lists. The query needs no graph history: its state is the present scores.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
-from cep.events import DAY_MS, Comment, Post, format_time
-from cep.merger import Entry, TopKMerger
-from cep.operator import Context, TopKOperator
-from cep.splitter import ByKind, KeySplitter
+import numpy as np
+import pyarrow as pa
 
-__all__ = ["Q1Operator", "q1_merger", "q1_splitter", "render_q1"]
+from cep.debs.q1kernel import Q1State, comment_roots
+from cep.events import format_time
+from cep.merger import Entry, TopKMerger
+from cep.operator import Context, Operator
+from cep.tables import IntMap
+
+__all__ = ["Q1Operator", "Q1Splitter", "q1_merger", "q1_splitter", "render_q1"]
 
 K = 3
 _NO_SLOT = "-,-,-,-"
 
 
-class _Post:
-    __slots__ = ("post_id", "ts", "user_id", "user", "score", "last", "commenters")
-
-    def __init__(self, post: Post) -> None:
-        self.post_id = post.post_id
-        self.ts = post.ts
-        self.user_id = post.user_id
-        self.user = post.user
-        self.score = 10
-        self.last = post.ts
-        self.commenters: dict[int, int] = {}  # user -> live comments on this post
-
-
-class Q1Operator(TopKOperator):
+class Q1Operator(Operator):
     """One Query 1 instance: the posts whose id it owns, their timetable, local top-3."""
 
     def __init__(self) -> None:
-        super().__init__(K, low=20, high=40)  # GraphCEP's threshold margins
-        self.posts: dict[int, _Post] = {}
-        # [next decay time, post id, decays left, commenter or None]; times increase
-        self.timetable: deque[list[Any]] = deque()
-        self.ignored = 0
-        self.deaths = 0
+        self.state = Q1State()
 
-    def _rank(self, post: _Post) -> None:
-        self.ranking.set(
-            post.post_id,
-            (-post.score, -post.ts, -post.last, post.post_id),
-            (post.post_id, post.user, post.score, len(post.commenters)),
-        )
-
-    def advance(self, ctx: Context, time: int) -> None:
-        table = self.timetable
-        while table and table[0][0] <= time:
-            t = table[0][0]
-            while table and table[0][0] == t:
-                self._decay(table.popleft())
-            self.report(ctx, (t, 0, 0))
-
-    def _decay(self, entry: list[Any]) -> None:
-        _, post_id, left, commenter = entry
-        post = self.posts[post_id]  # a post outlives its entries: its score is their sum
-        post.score -= 1
-        if left > 1:
-            entry[0] += DAY_MS
-            entry[2] = left - 1
-            self.timetable.append(entry)
-        elif commenter is not None:
-            count = post.commenters[commenter] - 1
-            if count:
-                post.commenters[commenter] = count
-            else:
-                del post.commenters[commenter]
-        if post.score == 0:
-            del self.posts[post_id]
-            self.ranking.remove(post_id)
-            self.deaths += 1
-        else:
-            self._rank(post)
-
-    def on_event(self, ctx: Context, seq: int, event: Any, partitions: tuple[Any, ...]) -> None:
-        if isinstance(event, Post):
-            post = self.posts[event.post_id] = _Post(event)
-            self.timetable.append([event.ts + DAY_MS, event.post_id, 10, None])
-        else:
-            post = self.posts.get(partitions[0])
-            if post is None:  # dead, or never seen
-                self.ignored += 1
-                return
-            post.score += 10
-            post.last = event.ts
-            commenter = event.user_id if event.user_id != post.user_id else None
-            if commenter is not None:
-                post.commenters[commenter] = post.commenters.get(commenter, 0) + 1
-            self.timetable.append([event.ts + DAY_MS, post.post_id, 10, commenter])
-        self._rank(post)
-        self.report(ctx, (event.ts, 1, seq))
+    def process(self, ctx: Context, batch: pa.RecordBatch, until: int) -> None:
+        for key, entries in self.state.run(batch, until):
+            ctx.emit(key, tuple(
+                ((-score, -ts, -last, pid), pid, (pid, name, score, commenters))
+                for score, ts, last, pid, name, commenters in entries
+            ))  # fmt: skip
 
     def stats(self) -> dict[str, Any]:
-        return {"live_posts": len(self.posts), "deaths": self.deaths, "ignored": self.ignored}
+        return {"live_posts": len(self.state.post_ids)}
 
 
-def q1_splitter() -> ByKind:
+class Q1Splitter:
     """Posts by post id; comments by the id of the post their reply chain leads to
-    (comments whose chain leads nowhere known are dropped)."""
-    roots: dict[int, int] = {}
+    (comments whose chain leads to no post seen before them are dropped). Adds the column
+    ``key``: that post id."""
 
-    def comment_root(c: Comment) -> int | None:
-        root = c.post_id if c.post_id is not None else roots.get(c.replied)  # type: ignore[arg-type]
-        if root is not None:
-            roots[c.comment_id] = root
-        return root
+    def __init__(self) -> None:
+        self.instances = 1
+        self.seen = IntMap()
+        self.roots = IntMap()
 
-    return ByKind({Post: KeySplitter(lambda p: p.post_id), Comment: KeySplitter(comment_root)})
+    def bind(self, instances: int) -> None:
+        self.instances = instances
+
+    def split(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+        kind, a, c, d = (batch.column(name).to_numpy() for name in ("kind", "a", "c", "d"))
+        self.seen.reserve(len(kind))
+        self.roots.reserve(len(kind))
+        key = np.empty(len(kind), np.int64)
+        s, r = self.seen, self.roots
+        comment_roots(kind, a, c, d, s.keys, s.vals, s.meta, r.keys, r.vals, r.meta, key)
+        keyed = batch.append_column("key", pa.array(key))
+        instance = np.where(key >= 0, key % self.instances, -1)
+        return [keyed.filter(pa.array(instance == i)) for i in range(self.instances)]
+
+
+def q1_splitter() -> Q1Splitter:
+    """Query 1's splitter."""
+    return Q1Splitter()
 
 
 def render_q1(time: int, best: list[Entry]) -> str:

@@ -1,4 +1,4 @@
-"""The CEP benchmark still runs (a tiny stream, in process) and writes its JSON and table."""
+"""The CEP benchmark still runs (a tiny input, in process) and writes its JSON and table."""
 
 from __future__ import annotations
 
@@ -8,23 +8,11 @@ from bench.cep import main
 
 
 def test_cep_benchmark_writes_results(tmp_path):
-    result = main(
-        [
-            "--events",
-            "3000",
-            "--days",
-            "4",
-            "--runtime",
-            "local",
-            "--profile",
-            "500",
-            "--out",
-            str(tmp_path),
-        ]  # fmt: skip
-    )
-    for query in ("q1", "q2"):
-        q = result["queries"][query]
-        assert q["equal"] and q["lines"] > 0
-        assert q["distributed"]["events"] == q["reference"]["events"] > 0
+    result = main(["--events", "3000", "--days", "4", "--runtime", "local", "--instances", "2",
+                   "--profile", "500", "--latency", "0.5", "--out", str(tmp_path)])  # fmt: skip
+    for name in ("q1", "q2-component", "q2-clique"):
+        row = result["queries"][name]
+        assert row["many"]["equal"] and row["one"]["equal"] and row["lines"] > 0
+        assert row["latency"][0]["equal"] and row["java"]["earlier"]
     assert json.loads((tmp_path / "cep.json").read_text())["benchmark"] == "cep"
-    assert "| Q2 | distributed |" in (tmp_path / "cep.md").read_text()
+    assert "| q2-clique (" in (tmp_path / "cep.md").read_text()

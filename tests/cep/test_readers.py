@@ -1,4 +1,5 @@
-"""Timestamps, readers of the official files (bad input, skip mode, merge order), generator."""
+"""Timestamps, readers of the official files (bad input, skip mode, merge order; the columns
+reader against the row reader), generator."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import pytest
 from cep_helpers import at, write_debs
 
 import chronoray as cr
-from cep import DebsFiles, Like, Post, format_time, generate, parse_time, read_stream
+from cep import (
+    DebsFiles,
+    Like,
+    Post,
+    format_time,
+    generate,
+    parse_time,
+    read_columns,
+    read_stream,
+)
 
 
 def test_timestamps_round_trip_and_refuse_other_forms():
@@ -106,3 +116,59 @@ def test_generator_is_seeded_and_sorted(tmp_path):
     times = [e.ts for e in events]
     assert times == sorted(times) and stats.total == 1500 and stats.rejected == 0
     assert len(times) - len(set(times)) > 50  # equal times across and within files
+
+
+def _as_rows(table):
+    """The row reader's fields of each event of a columns table."""
+    rows = []
+    for r in table.to_pylist():
+        ref = [None if v == -1 else v for v in (r["c"], r["d"])]
+        rows.append(
+            {
+                0: (r["ts"], r["a"], r["b"], r["text"], r["name"]),
+                1: (r["ts"], r["a"], r["b"], r["text"], r["name"], *ref),
+                2: (r["ts"], r["a"], r["b"]),
+                3: (r["ts"], r["a"], r["b"]),
+            }[r["kind"]]
+        )
+    return rows
+
+
+def test_columns_equal_the_row_reader(tmp_path):
+    generate(tmp_path, events=4000, seed=9, days=6)
+    (tmp_path / "likes.dat").write_bytes(
+        (tmp_path / "likes.dat").read_bytes().replace(b"\n", b"\r\n", 3) + b"\n  \n"
+    )  # CRLF lines and a blank line are read alike
+    files = DebsFiles.in_dir(tmp_path)
+    read = read_columns(files)
+    events, stats = read_stream(files)
+    assert _as_rows(read.table) == [tuple(e) for e in events]
+    assert read.table.column("seq").to_pylist() == list(range(1, 4001))
+    assert read.stats == stats and read.error is None
+
+
+@pytest.mark.parametrize("kind,line,reason", BAD)
+def test_columns_name_a_bad_line_as_the_row_reader_does(tmp_path, kind, line, reason):
+    good = {"posts": f"{at(0)}|9|5|first|Ann", "comments": f"{at(0)}|8|6|x|Bo||9",
+            "likes": f"{at(0)}|6|8", "friendships": f"{at(0)}|6|7"}  # fmt: skip
+    lines = {k: [v, v.replace(at(0), at(3))] for k, v in good.items()}
+    lines[kind] = [good[kind], line, good[kind].replace(at(0), at(2))]
+    files = write_debs(tmp_path, **lines)
+    read = read_columns(files)
+    yielded = []
+    with pytest.raises(cr.MalformedRecord) as caught:
+        for e in read_stream(files)[0]:
+            yielded.append(tuple(e))
+    assert _as_rows(read.table) == yielded  # the same events before the error
+    assert read.error.args == caught.value.args and reason in read.error.reason
+    skipped = read_columns(files, "skip", tmp_path / "rejects.tsv")
+    assert skipped.stats.rejected == 1 and skipped.table.num_rows == 8
+    where, line = (tmp_path / "rejects.tsv").read_text().split("\t")[:2]
+    assert (where, line) == (str(getattr(files, kind)), "2")
+
+
+def test_columns_refuse_ids_beyond_63_bits(tmp_path):
+    files = write_debs(tmp_path, likes=[f"{at(0)}|{'9' * 19}|1"])
+    read = read_columns(files.only("likes"))
+    assert read.table.num_rows == 0
+    assert read.error.reason == f"user_id is too large for a 63-bit integer: '{'9' * 19}'"
