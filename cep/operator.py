@@ -90,7 +90,7 @@ class EmbeddedGraph:
             stamped.append(update.with_origin("cep", self._offset))
         self._pending = []
         self.updates += len(stamped)
-        self.runtime.ingest(stamped, source="cep")
+        self.runtime.ingest(stamped, name="cep")
 
     def execute(self, computation: cr.Computation) -> Any:
         """Run ``computation`` on the graph as it is after every update so far, and return
@@ -114,21 +114,18 @@ class EmbeddedGraph:
             shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
-def _in_process_graph(vertex_types: list[type[cr.Vertex]], shards: int, log_dir: Path) -> Any:
-    """A live chronoray graph in this process, its shard logs in RocksDB under ``log_dir``.
-
-    The one place cep reaches below chronoray's public API: the in-process runtime becomes
-    public as ``GraphCluster(runtime="local")`` (issue 20); until then, its internal names.
-    """
-    from ephemeral.local import LiveLocalRuntime
-    from shards.logstore import RocksLogStore
-    from vertex import VertexTypes
-
-    return LiveLocalRuntime(
-        shards,
-        VertexTypes(vertex_types),
-        store_factory=lambda k: RocksLogStore(log_dir / f"shard-{k}"),
-        batch_size=1,  # one update at a time, each processed until the graph is idle
+def _in_process_graph(
+    vertex_types: list[type[cr.Vertex]], shards: int, log_dir: Path
+) -> cr.GraphCluster:
+    """A live chronoray graph in this process (``runtime="local"``), its shard logs in
+    RocksDB under ``log_dir``; one update per batch, each processed until the graph is idle
+    before the next."""
+    return cr.GraphCluster(
+        runtime="local",
+        log_dir=str(log_dir),
+        num_shards=shards,
+        vertex_types=vertex_types,
+        batch_size=1,
     )
 
 
