@@ -420,10 +420,11 @@ class ShardCore:
         channel)`` order, each only once no other source can still send one before it
         (a promise counts only once this shard received everything it was made after).
         ``None``: one source, whose updates run as they come. Returns what ran (queued
-        updates a raised promise releases; they are logged before this returns)."""
-        self._check_not_failed()
+        updates a raised promise releases; they are logged before this returns). A core
+        whose log write failed only records the gate: it runs nothing until it is rebuilt
+        from its log."""
         self.gate = None if gate is None else dict(gate)
-        if not self._queued:
+        if not self._queued or self._failure is not None:
             return Outcome(incarnation=self.incarnation)
         with paused_gc():
             block, released = self._begin()

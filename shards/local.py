@@ -296,16 +296,24 @@ class LocalRuntime:
         self._settle()
 
     def _abandon(self) -> None:
-        """After an error (or at the end): send what every source read and retire it."""
-        for run in list(self._running.values()):
-            feed = run.feed
-            if not feed.ended:
-                self._send(feed, feed.end())
-            while feed.barrier is not None and self._reached(feed):
-                self._send(feed, feed.pass_barrier())
-        for run in list(self._running.values()):
-            self._retire(run.feed)
-        self.run_until_quiet()
+        """After an error (or at the end): send what every source read and retire it.
+        Should that fail too (a shard whose log write failed), the sources still end, so
+        the same names can feed again once the shard is rebuilt (resending what its log
+        lacks)."""
+        try:
+            for run in list(self._running.values()):
+                feed = run.feed
+                if not feed.ended:
+                    self._send(feed, feed.end())
+                while feed.barrier is not None and self._reached(feed):
+                    self._send(feed, feed.pass_barrier())
+            for run in list(self._running.values()):
+                self._retire(run.feed)
+            self.run_until_quiet()
+        finally:
+            for source in list(self._running):
+                del self._running[source]
+                self._do(self.coordinator.handle(SourceEnded(source)))
 
     def _send(self, feed: SourceFeed, batches: list[tuple[int, Batch]]) -> None:
         """Push ``batches``; past a barrier, go on once what it waits for is applied (at

@@ -158,7 +158,10 @@ class Gateway:
         return line
 
     def start(self) -> Gateway:
-        """Start serving; returns self."""
+        """Start serving; returns self. Starting a started gateway does nothing, so
+        ``with Gateway(...).start() as g:`` and ``with Gateway(...) as g:`` both work."""
+        if self._watcher.is_alive() or self._stopped.is_set():
+            return self
         self.server.start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)

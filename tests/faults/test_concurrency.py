@@ -74,8 +74,8 @@ def test_two_gateways_on_one_graph(ray_session, tmp_path, college_updates):
                 GatewayClient(one.address, token="t") as a,
                 GatewayClient(two.address, token="t") as b,
             ):
-                a.ingest(first, source="college")
-                b.ingest(first + second, source="college")  # resumes after what one acked
+                a.ingest(first, name="college")
+                b.ingest(first + second, name="college")  # resumes after what one acked
                 assert a.stats()["edges"] == b.stats()["edges"]
         assert edge_counts(g) == expected_counts(college_updates[:6000])
     finally:

@@ -48,11 +48,6 @@ def test_failing_open_of_a_restarted_shard_is_retried(ray_session, tmp_path, col
     assert plan.fired() == [(0, 0, "open"), (0, 0, "open")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 20: GraphController.open_source asks every shard for its stats and "
-    "raises ActorUnavailableError while one restarts, instead of waiting for it",
-)
 def test_ingest_started_while_a_shard_restarts(ray_session, tmp_path, college_updates):
     with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g")) as g:
         g.ingest(college_updates[:3000], name="college")
