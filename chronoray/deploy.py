@@ -14,6 +14,7 @@ a running graph uses (:class:`LogDirInUse`), local logs on nodes not in the clus
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,19 @@ def stop(deployment: Deployment) -> None:
                 ray.kill(actor, no_restart=True)
             except ValueError:
                 pass
+        _wait_name_released(deployment)
+
+
+def _wait_name_released(deployment: Deployment, timeout: float = 30.0) -> None:
+    """``ray.kill`` returns before the actor is gone: wait until the controller's name is
+    free, so the graph is no longer listed as running (and the name can be reused)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ray.get_actor(deployment.controller_name, namespace=deployment.namespace)
+        except ValueError:
+            return
+        time.sleep(0.05)
 
 
 def _check_log_dir_free(log_dir: Path) -> None:

@@ -244,12 +244,18 @@ class FeedPump:
         back; what it reads later below that is late)."""
         name = self.feed.source
         wait = min(self.idle_timeout / 4, _POLL)
-        while not self._closed:
-            todo = _retrying(
-                lambda: ray.get(self.controller.instructions.remote(name, wait)),
-                self._status,
-                "the graph's controller",
-            )
+        while not self._closed and ray.is_initialized():  # (a call after shutdown: auto-init)
+            try:
+                todo = ray.get(self.controller.instructions.remote(name, wait))
+            except Exception as exc:
+                if self._closed or not ray.is_initialized():
+                    return  # the graph (or Ray) shut down after the source ended
+                if not isinstance(exc, ACTOR_ERRORS):
+                    raise
+                self._status("waiting for the graph's controller")
+                time.sleep(0.1)
+                continue
+            self._status(None)
             idle = time.monotonic() - self._last_read
             if self._reading and idle >= self.idle_timeout:
                 todo += ray.get(self.controller.source_idle.remote(name))
