@@ -49,5 +49,6 @@ def to_arrow(frame: Any) -> pa.Table:
 
 
 def to_pandas(frame: Any) -> Any:
-    """A Spark DataFrame as a pandas DataFrame (through the Ray object store)."""
-    return to_ray_dataset(frame).to_pandas()
+    """A Spark DataFrame as a pandas DataFrame (through the Ray object store), with the
+    dtypes Arrow's own conversion gives (numpy ones, as for a local analysis' table)."""
+    return to_arrow(frame).to_pandas()

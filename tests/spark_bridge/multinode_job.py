@@ -35,7 +35,7 @@ def main(at: float) -> None:
             g.ingest(cr.SnapEdgeSource(collegemsg_path()))
             spark_session(executor_cores=2)
             free = {n: r.get("CPU", 0.0) for n, r in state.available_resources_per_node().items()}
-            result = g.analyze("wcc", at=at)
+            result = g.analyze("wcc", at=at, engine="spark")  # (auto: the local kernel)
             table = to_pandas(result.frame)
             report = {
                 "head": ray.get_runtime_context().get_node_id(),
