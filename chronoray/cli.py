@@ -580,7 +580,15 @@ def spark_table_options(function: _F) -> _F:
     metavar="SECONDS",
     help="A source that reads nothing this long stops holding the watermark back [default: 10].",
 )
-@click.option("--source-id", default=None, help="Source name [default: file name].")
+@click.option(
+    "--source",
+    "--source-id",
+    "source_id",
+    default=None,
+    metavar="NAME",
+    help="Source name [default: the file's name]. Ingesting a file again under its name "
+    "resumes it; a new NAME ingests another file of the same name as a new source.",
+)
 @click.option(
     "--detach",
     is_flag=True,
@@ -624,7 +632,7 @@ def ingest(
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
     if source_id is not None and len(paths) > 1:
-        raise click.UsageError("--source-id names one file")
+        raise click.UsageError("--source names one file")
     event_time = {"sort": sort, "allowed_lateness": allowed_lateness is not None}
     if spark_path is None:
         _file_options(fmt, table)
@@ -716,6 +724,7 @@ def _ingest_files(
     from chronoray.sources import MalformedRecord, OutOfOrder, open_source
 
     sources = [open_source(p, fmt or "snap", name=source_id) for p in paths]  # type: ignore[arg-type]
+    notes = _claim_files(graph, sources, options["sort"])
     try:
         if len(sources) == 1:
             reports = [
@@ -735,14 +744,48 @@ def _ingest_files(
         for job in reports:
             console.print(f"source {job.name} feeding graph {graph.name}")
         return None
-    return "\n".join(_report_lines(report, options["rejects"]) for report in reports)
+    lines = [_report_lines(report, options["rejects"], not options["sort"]) for report in reports]
+    return "\n".join([*notes, *lines])
 
 
-def _report_lines(report: Any, rejects: Path | None) -> str:
-    """One ingestion's counters, its event-time ones included."""
+def _claim_files(graph: Any, sources: list[Any], sort: bool) -> list[str]:
+    """Check every file against the one ingested before under its source name (refused
+    with a one-line error if it holds other records), record it; notes for people
+    (``sort``: the files are fed sorted by time). A graph whose log directory is not on
+    this machine cannot be checked: said so."""
+    from chronoray.manifest import Manifest
+    from chronoray.source_files import claim_file
+    from shards.coordinator import source_channel
+
+    log_dir = Path(graph.log_dir)
+    if not Manifest.exists(log_dir):
+        unchecked = "not checked against the file ingested before under this name"
+        return [f"{s.name}: {unchecked} ({log_dir} is not on this machine)" for s in sources]
+    shards = graph.stats().shards
+    notes: list[str] = []
+    for source in sources:
+        channel = source_channel(source.name)
+        applied = max((s.applied.get(channel, 0) for s in shards), default=0)
+        claim = claim_file(log_dir, source, applied, sorted_file=sort)
+        note = claim.describe() if claim is not None else None
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
+def _report_lines(report: Any, rejects: Path | None, lines: bool = True) -> str:
+    """One ingestion's counters: what was new, what was in the graph already and where a
+    resume started (``lines``: the source's offsets are line numbers), event time too."""
+    where = "line" if lines else "offset"
+    start = (
+        f"resumed after {where} {report.resumed_after:,}"
+        if report.resumed_after
+        else "a new source"
+    )
     text = (
-        f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
-        f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
+        f"ingested {report.source}: {report.updates:,} updates read in {report.seconds:.1f} s "
+        f"({report.rate:,.0f}/s): {report.new:,} new, {report.skipped:,} already in the graph "
+        f"({start}); rejected {report.rejected:,}"
         + (f" (written to {rejects})" if report.rejected else "")
     )
     if report.out_of_order or report.late_rejected or report.late_applied:

@@ -83,11 +83,13 @@ OnError = Literal["raise", "skip"]
 @dataclass(slots=True)
 class IngestReport:
     """What one ingestion of a source did. ``updates`` counts every update read
-    (``skipped``: those a shard had applied before, e.g. after a resume; ``rejected``:
-    malformed records skipped). Event time: ``out_of_order`` updates came with a time
-    below one read before them, by at most ``max_lateness`` seconds; ``late_rejected``
-    were later than the allowed lateness and set aside, ``late_applied`` applied at the
-    watermark."""
+    (``skipped``: those a shard had applied before, e.g. after a resume -- already in the
+    graph; ``rejected``: malformed records skipped; :attr:`new`: the rest, applied now).
+    ``resumed_after``: the highest offset of the source a shard had applied before this
+    ingestion started (``0``: a new source; for a file, a line number). Event time:
+    ``out_of_order`` updates came with a time below one read before them, by at most
+    ``max_lateness`` seconds; ``late_rejected`` were later than the allowed lateness and
+    set aside, ``late_applied`` applied at the watermark."""
 
     source: str
     updates: int = 0
@@ -100,6 +102,13 @@ class IngestReport:
     max_lateness: float = 0.0
     late_rejected: int = 0
     late_applied: int = 0
+    resumed_after: int = 0
+
+    @property
+    def new(self) -> int:
+        """Updates this ingestion applied: read, minus those already in the graph and the
+        late ones set aside."""
+        return self.updates - self.skipped - self.late_rejected
 
     @property
     def rate(self) -> float:
@@ -490,6 +499,7 @@ def report_of(
         batches=feed.batches,
         resent_batches=feed.resent,
         seconds=seconds,
+        resumed_after=feed.applied_before,
         **counters,  # type: ignore[arg-type]
     )
 
