@@ -269,11 +269,12 @@ def _graph(
         graph = GraphCluster(settings.config(log_dir=str(log_dir), num_shards=shards))
     else:
         raise click.UsageError(f"{log_dir} holds no chronoray graph")
-    click.get_current_context().call_on_close(_note_logs)
     try:
         yield graph
     finally:
         graph.close()
+    # only after success: a failure ends in its one error line
+    click.get_current_context().call_on_close(_note_logs)
 
 
 def _note_logs() -> None:
@@ -672,7 +673,7 @@ def ingest(
         if summary is None:  # detached
             return
         stats = graph.stats()
-    console.print(summary)
+    console.print(summary, soft_wrap=True)  # lines for people: the terminal wraps them
     console.print(_stats_table(stats.as_dict()))
 
 
