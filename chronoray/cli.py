@@ -12,8 +12,10 @@ driver log file named at the end of a command's output.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 import shutil
 import sys
 import time
@@ -118,8 +120,18 @@ def cut_options(function: _F) -> _F:
     function = click.option(
         "--clock", type=ClockVector(), default=None, help="Shard worker clocks, comma-separated."
     )(function)
+
+    @functools.wraps(function)
+    def one_cut(*args: Any, **kwargs: Any) -> Any:
+        given = [f"--{k}" for k in ("at", "clock", "window") if kwargs.get(k) is not None]
+        if len(given) > 1:
+            raise click.UsageError(
+                f"{' and '.join(given)}: give one cut (--at, --clock or --window)"
+            )
+        return function(*args, **kwargs)
+
     return click.option("--at", "at", type=float, default=None, help="Event time of the cut.")(
-        function
+        one_cut  # type: ignore[arg-type]
     )
 
 
@@ -193,14 +205,71 @@ PLUGIN_GROUP = "chronoray.commands"
 ``chronoray`` imports none of the packages built on it."""
 
 
+class Failed(Exception):
+    """A command could not do what was asked; its message is the one line shown."""
+
+
+class _UsageLine(click.ClickException):
+    """A usage error shown as one line (exit status 2) instead of click's usage block."""
+
+    exit_code = 2
+
+    def __init__(self, usage: click.UsageError) -> None:
+        where = usage.ctx.command_path if usage.ctx is not None else "chronoray"
+        super().__init__(f"{usage.format_message()} (see {where} --help)")
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {_one_line(self.format_message())}", err=True)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: colour codes dropped, lines joined with "; "."""
+    lines = [line.strip() for line in _ANSI.sub("", text).splitlines() if line.strip()]
+    return "; ".join(lines)
+
+
+def _error_line(exc: BaseException) -> str:
+    """What an error says to people, in one line: the message of an error about what was
+    asked (Ray's wrapping of an actor's error removed), else its type and first line."""
+    from chronoray.sources import MalformedRecord, OutOfOrder
+
+    cause = getattr(exc, "cause", None)  # Ray's RayTaskError: what the actor raised
+    if isinstance(cause, BaseException):
+        exc = cause
+    if isinstance(exc, (*USER_ERRORS, Failed, MalformedRecord, OutOfOrder)):
+        return _one_line(str(exc))
+    if type(exc).__name__ == "VertexNotFound":
+        return _one_line(str(exc))
+    first = next(iter(_one_line(str(exc)).split("; ")), "")
+    return f"{type(exc).__name__}: {first} (--debug shows the traceback)"
+
+
 class _Group(click.Group):
-    """Prints errors about what the user asked for as one line; adds plugin commands."""
+    """Ends every error in one line on stderr -- ``Error:`` and exit status 2 for a usage
+    error, ``error:`` and 1 for a failure, 130 when interrupted; the traceback only with
+    ``--debug`` -- and adds plugin commands."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except USER_ERRORS as exc:
-            click.echo(f"error: {exc}", err=True)  # one line, never wrapped
+        except (click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except click.UsageError as exc:
+            if ctx.params.get("debug"):
+                raise
+            raise _UsageLine(exc) from None
+        except click.ClickException:
+            raise
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"error: {_error_line(exc)}", err=True)  # one line, never wrapped
             sys.exit(1)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -237,8 +306,9 @@ def _plugins() -> list[Any]:
     default=None,
     help="Ray cluster to join [default: RAY_ADDRESS if set (in a Ray job), else a local one].",
 )
+@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.pass_context
-def main(ctx: click.Context, config_file: Path | None, address: str | None) -> None:
+def main(ctx: click.Context, config_file: Path | None, address: str | None, debug: bool) -> None:
     """chronoray: live, history-aware graph processing on Ray."""
     ctx.obj = _Settings(config_file, address)
 
@@ -264,6 +334,11 @@ def _graph(
     elif log_dir is None:
         raise click.UsageError("give --graph NAME (a running graph) or --log-dir DIR")
     elif Manifest.exists(log_dir):
+        held = Manifest.read(log_dir).num_shards
+        if shards is not None and shards != held:
+            raise click.UsageError(
+                f"{log_dir} holds a graph of {held} shards: give --shards {held} or leave it out"
+            )
         graph = GraphCluster.open(log_dir, config=settings.config(), num_shards=shards)
     elif create:
         graph = GraphCluster(settings.config(log_dir=str(log_dir), num_shards=shards))
@@ -734,13 +809,17 @@ def _ingest_files(
         else:
             reports = graph.ingest_many(sources, wait=not detach, **options)
     except MalformedRecord as exc:
-        _err.print(f"[red]error:[/] malformed record at {exc}")
-        _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
-        sys.exit(2)
+        raise Failed(
+            f"malformed record at {exc}: everything before it was ingested, nothing after it "
+            "(--on-error skip counts such records and goes on)"
+        ) from None
     except OutOfOrder as exc:
-        click.echo(f"error: {exc}", err=True)  # one line, never wrapped
-        click.echo("nothing of this file was ingested", err=True)
-        sys.exit(2)
+        raise Failed(f"{exc}; nothing of this file was ingested") from None
+    except KeyboardInterrupt:
+        raise Failed(
+            "interrupted: what the graph acknowledged is logged; run the same command again to "
+            "resume (what the graph holds is skipped)"
+        ) from None
     if detach:
         for job in reports:
             console.print(f"source {job.name} feeding graph {graph.name}")
@@ -833,9 +912,7 @@ def _ingest_table(
             )
         report = job.wait(progress=sys.stderr.isatty())
     except MalformedRecord as exc:
-        _err.print(f"[red]error:[/] bad row at {exc}")
-        _err.print("nothing was ingested (see --on-error skip)")
-        sys.exit(2)
+        raise Failed(f"bad row at {exc}: nothing was ingested (see --on-error skip)") from None
     graph.wait_idle()
     return (
         f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
@@ -864,9 +941,9 @@ def _ingest_through(server: str, client: Any, source: Any, batch: int) -> None:
                 on_ack=lambda ack: bar.update(task, completed=ack.through_offset),
             )
         except MalformedRecord as exc:
-            _err.print(f"[red]error:[/] malformed record at {exc}")
-            _err.print("everything before it was ingested; nothing after it")
-            sys.exit(2)
+            raise Failed(
+                f"malformed record at {exc}: everything before it was ingested, nothing after it"
+            ) from None
         stats = client.stats()
     console.print(
         f"ingested {result.sent - result.skipped:,} new records of {result.source} through "
@@ -934,8 +1011,7 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
         try:
             found = graph.vertex(_vertex_id(vertex_id))
         except VertexNotFound as exc:
-            _err.print(f"[red]error:[/] {exc} in {graph_name or log_dir}")
-            sys.exit(1)
+            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from None
     if as_json:
         click.echo(json.dumps(found, indent=2, default=str))
         return
@@ -1074,8 +1150,7 @@ def history(
         try:
             states = graph.history(_vertex_id(vertex_id), t0, t1)
         except VertexNotFound as exc:
-            _err.print(f"[red]error:[/] {exc} in {graph_name or log_dir}")
-            sys.exit(1)
+            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from None
     if as_json:
         for state in states:
             click.echo(json.dumps(state, default=str))
@@ -1121,8 +1196,7 @@ def inspect_log(
 
     path = log_dir / f"shard-{shard}"
     if not path.exists():
-        _err.print(f"[red]error:[/] {path} does not exist")
-        sys.exit(1)
+        raise click.BadParameter(f"{path} does not exist", param_hint="--shard")
     store = RocksLogStore(path, read_only=True)
     try:
         rows = list(islice(log_rows(store, log_name, start), limit))
