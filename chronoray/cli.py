@@ -812,9 +812,9 @@ def _ingest_files(
         raise Failed(
             f"malformed record at {exc}: everything before it was ingested, nothing after it "
             "(--on-error skip counts such records and goes on)"
-        ) from None
+        ) from exc
     except OutOfOrder as exc:
-        raise Failed(f"{exc}; nothing of this file was ingested") from None
+        raise Failed(f"{exc}; nothing of this file was ingested") from exc
     except KeyboardInterrupt:
         raise Failed(
             "interrupted: what the graph acknowledged is logged; run the same command again to "
@@ -912,7 +912,7 @@ def _ingest_table(
             )
         report = job.wait(progress=sys.stderr.isatty())
     except MalformedRecord as exc:
-        raise Failed(f"bad row at {exc}: nothing was ingested (see --on-error skip)") from None
+        raise Failed(f"bad row at {exc}: nothing was ingested (see --on-error skip)") from exc
     graph.wait_idle()
     return (
         f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
@@ -943,7 +943,7 @@ def _ingest_through(server: str, client: Any, source: Any, batch: int) -> None:
         except MalformedRecord as exc:
             raise Failed(
                 f"malformed record at {exc}: everything before it was ingested, nothing after it"
-            ) from None
+            ) from exc
         stats = client.stats()
     console.print(
         f"ingested {result.sent - result.skipped:,} new records of {result.source} through "
@@ -1011,7 +1011,7 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
         try:
             found = graph.vertex(_vertex_id(vertex_id))
         except VertexNotFound as exc:
-            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from None
+            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from exc
     if as_json:
         click.echo(json.dumps(found, indent=2, default=str))
         return
@@ -1150,7 +1150,7 @@ def history(
         try:
             states = graph.history(_vertex_id(vertex_id), t0, t1)
         except VertexNotFound as exc:
-            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from None
+            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from exc
     if as_json:
         for state in states:
             click.echo(json.dumps(state, default=str))

@@ -103,12 +103,15 @@ class IngestReport:
     late_rejected: int = 0
     late_applied: int = 0
     resumed_after: int = 0
+    refused: int = 0
+    """Updates read and refused, not applied: the one going back in time that stopped a
+    source which must be in order (``0`` or ``1``)."""
 
     @property
     def new(self) -> int:
-        """Updates this ingestion applied: read, minus those already in the graph and the
-        late ones set aside."""
-        return self.updates - self.skipped - self.late_rejected
+        """Updates this ingestion applied: read, minus those already in the graph, the
+        late ones set aside and the one refused."""
+        return self.updates - self.skipped - self.late_rejected - self.refused
 
     @property
     def rate(self) -> float:
@@ -471,9 +474,11 @@ def feed_source(
     updates: Iterator[Update]
     updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
     error: MalformedRecord | OutOfOrder | None = None
+    reading = False
     try:
         if feed.reorder.allowed_lateness is None:
             check_order(source, feed.reorder.floor, feed.applied_before)
+        reading = True
         pump.run(updates, tick, end=True)
     except (MalformedRecord, OutOfOrder) as exc:
         error = exc
@@ -481,6 +486,8 @@ def feed_source(
         if writer is not None:
             writer.close()
     report = report_of(pump.feed, source, read_stats, time.perf_counter() - started)
+    if reading and isinstance(error, OutOfOrder):  # the feed read it, then refused it
+        report.refused = 1
     return report, error
 
 

@@ -32,9 +32,7 @@ def _counts(log_dir) -> tuple[int, int, dict]:
     return stats["vertices"], stats["edges"], stats["sources"]
 
 
-def test_other_file_of_a_used_name_is_refused_then_ingested_under_a_new_name(
-    ray_session, tmp_path
-):
+def test_other_file_of_a_used_name_is_refused_then_ingested_under_a_new_name(ray_session, tmp_path):
     log_dir = tmp_path / "graph"
     first = tmp_path / "a" / "events.txt"
     first.parent.mkdir()
