@@ -49,7 +49,57 @@ def _vertex_id(text: str) -> int | str:
         return text
 
 
+def _id_order(vertex: Any) -> tuple[int, float, str]:
+    """Sort key of vertex ids: numbers in numeric order, then text ids."""
+    if isinstance(vertex, int | float) and not isinstance(vertex, bool):
+        return 0, vertex, ""
+    return 1, 0.0, str(vertex)
+
+
 # -- shared options -----------------------------------------------------------------------
+
+
+class EventTime(click.ParamType):
+    """An event time: a number (the data's own time, Unix seconds for SNAP files) or an ISO
+    8601 date, taken as Unix seconds (``2004-08-01T00:00:00Z``; a date without a zone is
+    UTC).
+
+    >>> EventTime().convert("2004-08-01T00:00:00Z", None, None)
+    1091318400.0
+    >>> EventTime().convert("2004-08-01", None, None), EventTime().convert("1.5e3", None, None)
+    (1091318400.0, 1500.0)
+    """
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, int | float):
+            return float(value)
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            number = None
+        if number is not None:
+            if not math.isfinite(number):
+                self.fail(f"{text!r} is not a finite time", param, ctx)
+            return number
+        from datetime import UTC, datetime
+
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            self.fail(
+                f"{text!r} is neither a number nor an ISO 8601 date (2004-08-01T00:00:00Z)",
+                param,
+                ctx,
+            )
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return when.timestamp()
+
+
+_TIME_HELP = "a number in the data's time unit (Unix seconds for SNAP files) or an ISO 8601 date"
 
 
 class ClockVector(click.ParamType):
@@ -109,13 +159,23 @@ shards_option = _setting(
     default=None,
     help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
 )
-format_option = click.option("--format", "fmt", type=click.Choice(_FORMATS), default="snap")
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_FORMATS),
+    default="snap",
+    help="snap: SRC DST TIME lines; bitcoin-csv: SRC,DST,RATING,TIME lines.",
+)
 
 
 def cut_options(function: _F) -> _F:
     """``--at``, ``--clock`` and ``--window``: which consistent cut of the graph."""
     function = click.option(
-        "--window", nargs=2, type=float, default=None, help="T0 T1: changes in [T0, T1]."
+        "--window",
+        nargs=2,
+        type=EventTime(),
+        default=None,
+        help=f"T0 T1: changes in [T0, T1]; each {_TIME_HELP}.",
     )(function)
     function = click.option(
         "--clock", type=ClockVector(), default=None, help="Shard worker clocks, comma-separated."
@@ -130,9 +190,13 @@ def cut_options(function: _F) -> _F:
             )
         return function(*args, **kwargs)
 
-    return click.option("--at", "at", type=float, default=None, help="Event time of the cut.")(
-        one_cut  # type: ignore[arg-type]
-    )
+    return click.option(
+        "--at",
+        "at",
+        type=EventTime(),
+        default=None,
+        help=f"Event time of the cut: {_TIME_HELP}, e.g. 2004-08-01T00:00:00Z.",
+    )(one_cut)  # type: ignore[arg-type]
 
 
 def server_options(function: _F) -> _F:
@@ -1027,7 +1091,7 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
         table.add_column("vertex")
         for column in columns:
             table.add_column(column)
-        for other, props in sorted(edges.items(), key=lambda kv: str(kv[0]))[:50]:
+        for other, props in sorted(edges.items(), key=lambda kv: _id_order(kv[0]))[:50]:
             table.add_row(str(other), *(str(props.get(c, "")) for c in columns))
         console.print(table)
 
@@ -1036,7 +1100,12 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
 @graph_option
 @log_dir_option()
 @cut_options
-@click.option("--out", type=click.Path(path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder for vertices.parquet and edges.parquet (created if missing).",
+)
 def snapshot_cmd(
     graph_name: str | None,
     log_dir: Path | None,
@@ -1072,7 +1141,12 @@ def snapshot_cmd(
     default="auto",
     help="Where it runs: kernels in this process, Ray models, Spark; auto: by size.",
 )
-@click.option("--out", type=click.Path(path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder for ALGO.parquet and ALGO.png (created if missing).",
+)
 def analyze(
     algo: str,
     graph_name: str | None,
@@ -1132,8 +1206,12 @@ def analyze(
 @click.argument("vertex_id")
 @graph_option
 @log_dir_option()
-@click.option("--from", "t0", type=float, default=None, help="Earliest event time.")
-@click.option("--to", "t1", type=float, default=None, help="Latest event time.")
+@click.option(
+    "--from", "t0", type=EventTime(), default=None, help=f"Earliest event time: {_TIME_HELP}."
+)
+@click.option(
+    "--to", "t1", type=EventTime(), default=None, help=f"Latest event time: {_TIME_HELP}."
+)
 @json_option(help="One JSON object per state.")
 def history(
     vertex_id: str,
@@ -1175,15 +1253,17 @@ def history(
 
 @main.command("inspect-log")
 @log_dir_option(required=True)
-@click.option("--shard", type=int, default=0)
+@click.option("--shard", type=click.IntRange(min=0), default=0, help="Which shard's log.")
 @click.option(
     "--log",
     "log_name",
     type=click.Choice(["events", "commands", "clocks"]),
     default="events",
+    help="events: state changes and messages sent; commands: messages received; clocks: "
+    "block headers (worker and vector clocks).",
 )
 @click.option("--start", type=int, default=None, help="First worker clock to show.")
-@click.option("--limit", type=int, default=20)
+@click.option("--limit", type=click.IntRange(min=1), default=20, help="Entries shown at most.")
 @json_option(help="One JSON object per line.")
 def inspect_log(
     log_dir: Path, shard: int, log_name: str, start: int | None, limit: int, as_json: bool
@@ -1246,7 +1326,7 @@ def bench(args: tuple[str, ...]) -> None:
     default=Path("chronoray-demo"),
     help="Where logs and pictures go (its logs are replaced).",
 )
-@click.option("--shards", type=click.IntRange(min=1), default=2)
+@click.option("--shards", type=click.IntRange(min=1), default=2, help="Shard actors of the graph.")
 def demo(out: Path, shards: int) -> None:
     """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw, travel back
     in time, and run PageRank in Spark on a past snapshot."""
@@ -1275,8 +1355,13 @@ def demo(out: Path, shards: int) -> None:
     default=None,
     help="Ratings CSV (SRC,DST,RATING,TIME) [default: the shipped Bitcoin OTC copy].",
 )
-@click.option("--at", type=float, default=None, help="Time of the snapshot Spark analyses.")
-@click.option("--shards", type=click.IntRange(min=1), default=2)
+@click.option(
+    "--at",
+    type=EventTime(),
+    default=None,
+    help=f"Time of the snapshot Spark analyses: {_TIME_HELP}.",
+)
+@click.option("--shards", type=click.IntRange(min=1), default=2, help="Shard actors of the graph.")
 def pipeline(out: Path, data: Path | None, at: float | None, shards: int) -> None:
     """Spark as the data pipeline: read Bitcoin OTC with Spark, derive a column, ingest
     it with a live PageRank running, take a snapshot at T, analyse it in Spark, write
