@@ -12,12 +12,16 @@ driver log file named at the end of a command's output.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import math
+import os
 import re
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -311,6 +315,17 @@ def _error_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first} (--debug shows the traceback)"
 
 
+def _quiet_interrupts() -> None:
+    """At exit, before Ray shuts down: a Ctrl-C meanwhile says so in one line instead of
+    interrupting Ray's shutdown with a traceback."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _shutting_down)
+
+
+def _shutting_down(signum: int, frame: Any) -> None:
+    os.write(2, b"chronoray: shutting down Ray, a moment\n")
+
+
 class _Group(click.Group):
     """Ends every error in one line on stderr -- ``Error:`` and exit status 2 for a usage
     error, ``error:`` and 1 for a failure, 130 when interrupted; the traceback only with
@@ -335,6 +350,9 @@ class _Group(click.Group):
                 raise
             click.echo(f"error: {_error_line(exc)}", err=True)  # one line, never wrapped
             sys.exit(1)
+        finally:
+            atexit.unregister(_quiet_interrupts)  # registered last: runs before Ray's own
+            atexit.register(_quiet_interrupts)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *(ep.name for ep in _plugins())})
@@ -804,14 +822,26 @@ def ingest(
         "late": late,
         "idle_timeout": idle_timeout or 0.0,
     }
-    with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
-        if spark_path is None:
-            summary = _ingest_files(graph, paths, fmt, source_id, detach, options)
-        else:
-            summary = _ingest_table(graph, spark_path, fmt, on_error, rejects, source_id, table)
-        if summary is None:  # detached
-            return
-        stats = graph.stats()
+    new_dir = graph_name is None and log_dir is not None and not log_dir.exists()
+    untouched = False
+    try:
+        with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
+            try:
+                if spark_path is None:
+                    summary = _ingest_files(graph, paths, fmt, source_id, detach, options)
+                else:
+                    summary = _ingest_table(
+                        graph, spark_path, fmt, on_error, rejects, source_id, table
+                    )
+            except Exception:
+                untouched = new_dir and not any(s.worker_clock for s in graph.stats().shards)
+                raise
+            if summary is None:  # detached
+                return
+            stats = graph.stats()
+    finally:  # a graph this command created and nothing went into: not left behind
+        if untouched and log_dir is not None and not (rejects is not None and rejects.exists()):
+            shutil.rmtree(log_dir, ignore_errors=True)
     console.print(summary, soft_wrap=True)  # lines for people: the terminal wraps them
     console.print(_stats_table(stats.as_dict()))
 
@@ -864,8 +894,8 @@ def _ingest_files(
     from chronoray.sources import MalformedRecord, OutOfOrder, open_source
 
     sources = [open_source(p, fmt or "snap", name=source_id) for p in paths]  # type: ignore[arg-type]
-    notes = _claim_files(graph, sources, options["sort"])
     try:
+        notes = _claim_files(graph, sources, options["sort"])
         if len(sources) == 1:
             reports = [
                 graph.ingest(sources[0], progress=sys.stderr.isatty(), wait=not detach, **options)

@@ -82,6 +82,13 @@ def test_a_mistake_ends_in_one_line(setting, command, status, says):
     assert _state(setting["graph"]) == before
 
 
+def test_a_failed_ingest_into_a_new_log_dir_leaves_nothing_behind(setting, tmp_path):
+    new = tmp_path / "new-graph"
+    result = _run(f"ingest {setting['dir']}/late.txt --format bitcoin-csv --log-dir {new}")
+    assert result.exit_code == 1 and "malformed record" in result.stderr
+    assert not new.exists()
+
+
 def test_debug_shows_the_traceback(setting):
     from chronoray.cli import Failed
 
