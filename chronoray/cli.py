@@ -1010,7 +1010,8 @@ def _ingest_table(
     graph.wait_idle()
     return (
         f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
-        f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s); "
+        f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s): "
+        f"{sum(p.new for p in report.parts):,} new, {report.skipped:,} already in the graph; "
         f"rejected {report.rejected:,}"
         + (f" (written to {report.rejects})" if report.rejects else "")
     )
@@ -1488,8 +1489,10 @@ def live(
 
     computation = _live_computation(name, bfs_source, tol)
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
+        source = open_source(path, fmt)  # type: ignore[arg-type]
+        notes = _claim_files(graph, [source], sort=False)
         handle = graph.start_computation(computation)
-        job = graph.ingest(open_source(path, fmt), wait=False)  # type: ignore[arg-type]
+        job = graph.ingest(source, wait=False)
         started = time.perf_counter()
         with Live(console=console, auto_refresh=False) as screen:
             while not job.done():
@@ -1500,6 +1503,8 @@ def live(
                 time.sleep(refresh)
         report = job.wait()
         graph.wait_idle()
+        for line in [*notes, _report_lines(report, None)]:
+            console.print(line, soft_wrap=True)
         console.print(f"[green]done[/]; final result of {handle.id}:")
         console.print(live_table(name, handle, report.updates, time.perf_counter() - started))
         handle.stop()
@@ -1582,7 +1587,10 @@ def subscribe(
         )
         job = None
         if ingest_path is not None:
-            job = graph.ingest(open_source(ingest_path, fmt), wait=False)  # type: ignore[arg-type]
+            source = open_source(ingest_path, fmt)  # type: ignore[arg-type]
+            for note in _claim_files(graph, [source], sort=False):
+                _err.print(note, soft_wrap=True)
+            job = graph.ingest(source, wait=False)
         printed = 0
         try:
             while limit is None or printed < limit:
