@@ -128,15 +128,20 @@ def _setting(field: str, *decls: str, **kwargs: Any) -> Callable[[_F], _F]:
     return click.option(*decls, envvar=env_name(field), show_envvar=True, **kwargs)
 
 
-def log_dir_option(*, required: bool = False, exists: bool = True) -> Callable[[_F], _F]:
-    """``--log-dir``: a graph's log directory (a graph that is not running)."""
+def log_dir_option(
+    *,
+    required: bool = False,
+    exists: bool = True,
+    help: str = "Log directory of a graph (reopened from its logs; one not running).",
+) -> Callable[[_F], _F]:
+    """``--log-dir``: a graph's log directory (by default, of a graph that is not running)."""
     return _setting(
         "log_dir",
         "--log-dir",
         type=click.Path(exists=exists, file_okay=False, path_type=Path),
         required=required,
         default=None,
-        help="Log directory of a graph (reopened from its logs; one not running).",
+        help=help,
     )
 
 
@@ -277,6 +282,11 @@ class Failed(Exception):
     """A command could not do what was asked; its message is the one line shown."""
 
 
+_HELP: type[click.UsageError] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_NeverRaised", (click.UsageError,), {})
+)
+
+
 class _UsageLine(click.ClickException):
     """A usage error shown as one line (exit status 2) instead of click's usage block."""
 
@@ -334,7 +344,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.exceptions.Abort):
+        except (click.exceptions.Exit, click.exceptions.Abort, _HELP):
             raise
         except click.UsageError as exc:
             if ctx.params.get("debug"):
@@ -353,6 +363,20 @@ class _Group(click.Group):
         finally:
             atexit.unregister(_quiet_interrupts)  # registered last: runs before Ray's own
             atexit.register(_quiet_interrupts)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _HELP:  # no command given: click shows the help
+            raise
+        except click.UsageError as exc:  # the group's own options
+            raise _UsageLine(exc) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *(ep.name for ep in _plugins())})
@@ -413,6 +437,12 @@ def _graph(
         raise click.UsageError("give --graph or --log-dir, not both")
     if graph_name is not None:
         graph = GraphCluster.attach(graph_name, settings.config())
+        if shards is not None and shards != graph.num_shards:
+            held = graph.num_shards
+            graph.close()
+            raise click.UsageError(
+                f"graph {graph_name} has {held} shards: give --shards {held} or leave it out"
+            )
     elif log_dir is None:
         raise click.UsageError("give --graph NAME (a running graph) or --log-dir DIR")
     elif Manifest.exists(log_dir):
@@ -1283,7 +1313,10 @@ def history(
 
 
 @main.command("inspect-log")
-@log_dir_option(required=True)
+@log_dir_option(
+    required=True,
+    help="Log directory of a graph, running or not (its logs are read, never written).",
+)
 @click.option("--shard", type=click.IntRange(min=0), default=0, help="Which shard's log.")
 @click.option(
     "--log",

@@ -20,6 +20,8 @@ MISTAKES = [
     ("shards-not-the-graphs", "ingest {data} --shards 3 --log-dir {graph}", 2, "of 2 shards"),
     ("two-cuts", "snapshot --at 5 --clock 1,2 --out {dir}/o --log-dir {graph}", 2, "one cut"),
     ("no-graph", "stats --log-dir {dir}", 2, "holds no chronoray graph"),
+    ("no-such-command", "frobnicate --log-dir {graph}", 2, "No such command"),
+    ("no-config-file", "--config {dir}/missing.toml stats --log-dir {graph}", 2, "missing.toml"),
     ("missing-file", "ingest {dir}/missing.txt --log-dir {graph}", 2, "does not exist"),
     ("shard-not-there", "inspect-log --log-dir {graph} --shard 7", 2, "shard-7 does not exist"),
     ("unknown-vertex", "vertex 424242 --log-dir {graph}", 1, "vertex 424242 not found in"),
