@@ -954,27 +954,11 @@ def _ingest_files(
 
 def _claim_files(graph: Any, sources: list[Any], sort: bool) -> list[str]:
     """Check every file against the one ingested before under its source name (refused
-    with a one-line error if it holds other records), record it; notes for people
-    (``sort``: the files are fed sorted by time). A graph whose log directory is not on
-    this machine cannot be checked: said so."""
-    from chronoray.manifest import Manifest
-    from chronoray.source_files import claim_file
-    from shards.coordinator import source_channel
+    with a one-line error if it holds other records) and record it; notes for people
+    (``sort``: the files are fed sorted by time)."""
+    from chronoray.source_files import check_files
 
-    log_dir = Path(graph.log_dir)
-    if not Manifest.exists(log_dir):
-        unchecked = "not checked against the file ingested before under this name"
-        return [f"{s.name}: {unchecked} ({log_dir} is not on this machine)" for s in sources]
-    shards = graph.stats().shards
-    notes: list[str] = []
-    for source in sources:
-        channel = source_channel(source.name)
-        applied = max((s.applied.get(channel, 0) for s in shards), default=0)
-        claim = claim_file(log_dir, source, applied, sorted_file=sort)
-        note = claim.describe() if claim is not None else None
-        if note is not None:
-            notes.append(note)
-    return notes
+    return check_files(graph, sources, sorted_files=sort)
 
 
 def _report_lines(report: Any, rejects: Path | None, lines: bool = True) -> str:

@@ -23,15 +23,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chronoray.errors import SourceMismatch
 from chronoray.sources import FileFingerprint, SortedSource, Source
 
-__all__ = ["SOURCE_FILES", "FileClaim", "claim_file", "recorded_files"]
+__all__ = ["SOURCE_FILES", "FileClaim", "check_files", "claim_file", "recorded_files"]
 
 SOURCE_FILES = "source-files.json"
 
@@ -105,6 +106,33 @@ def claim_file(
         files[source.name] = current
         _write(Path(log_dir), files)
     return FileClaim(source.name, current, previous, applied)
+
+
+def check_files(graph: Any, sources: Sequence[Source], *, sorted_files: bool = False) -> list[str]:
+    """:func:`claim_file` for each of ``sources`` about to feed ``graph`` (a
+    :class:`~chronoray.graph.GraphCluster`), given what its shards applied of each name;
+    returns notes for people (a file that grew or changed after what was applied). A graph
+    whose log directory is not on this machine cannot be checked: a note says so."""
+    from chronoray.manifest import Manifest
+    from shards.coordinator import source_channel
+
+    log_dir = Path(graph.log_dir)
+    files = [s for s in sources if isinstance(getattr(s, "path", None), Path)]
+    if not files:
+        return []
+    if not Manifest.exists(log_dir):
+        unchecked = "not checked against the file ingested before under this name"
+        return [f"{s.name}: {unchecked} ({log_dir} is not on this machine)" for s in files]
+    shards = graph.stats().shards
+    notes: list[str] = []
+    for source in files:
+        channel = source_channel(source.name)
+        applied = max((s.applied.get(channel, 0) for s in shards), default=0)
+        claim = claim_file(log_dir, source, applied, sorted_file=sorted_files)
+        note = claim.describe() if claim is not None else None
+        if note is not None:
+            notes.append(note)
+    return notes
 
 
 def _mismatch(name: str, before: FileFingerprint, now: FileFingerprint, through: int) -> str:
