@@ -1511,13 +1511,15 @@ def live(
         handle = graph.start_computation(computation)
         job = graph.ingest(source, wait=False)
         started = time.perf_counter()
-        with Live(console=console, auto_refresh=False) as screen:
-            while not job.done():
-                read = job.progress().get("read", 0)
-                screen.update(
-                    live_table(name, handle, read, time.perf_counter() - started), refresh=True
-                )
-                time.sleep(refresh)
+        if console.is_terminal:  # redrawn in place; piped, only the final table is printed
+            with Live(console=console, auto_refresh=False, transient=True) as screen:
+                while not job.done():
+                    read = job.progress().get("read", 0)
+                    screen.update(
+                        live_table(name, handle, read, time.perf_counter() - started),
+                        refresh=True,
+                    )
+                    time.sleep(refresh)
         report = job.wait()
         graph.wait_idle()
         for line in [*notes, _report_lines(report, None)]:

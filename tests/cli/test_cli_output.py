@@ -70,3 +70,17 @@ def test_vertex_lists_ids_in_numeric_order_and_at_takes_a_date(ray_session, tmp_
     )
     assert by_date.exit_code == 0, by_date.output
     assert "2 edges" in by_date.stdout and "time 2.0" in by_date.stdout
+
+
+@pytest.mark.ray
+def test_live_piped_prints_its_table_once_and_reports_what_was_new(ray_session, tmp_path):
+    data = tmp_path / "edges.txt"
+    data.write_text("".join(f"{i} {i + 1} {i}\n" for i in range(1, 41)))
+    argv = ["live", str(data), "--log-dir", str(tmp_path / "graph"), "--refresh", "0.05"]
+    first = CliRunner().invoke(main, argv)
+    assert first.exit_code == 0, first.output
+    assert first.stdout.count("live degrees:") == 1
+    assert "40 new, 0 already in the graph (a new source)" in first.stdout
+    again = CliRunner().invoke(main, argv)
+    assert again.exit_code == 0, again.output
+    assert "0 new, 40 already in the graph (resumed after line 40)" in again.stdout
