@@ -821,6 +821,12 @@ def ingest(
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
     if source_id is not None and len(paths) > 1:
         raise click.UsageError("--source names one file")
+    same = [p for p in paths if [q.name for q in paths].count(p.name) > 1]
+    if same:
+        raise click.UsageError(
+            f"{' and '.join(map(str, same))} have the same source name {same[0].name}: ingest "
+            "them one at a time, the second with --source NAME"
+        )
     event_time = {"sort": sort, "allowed_lateness": allowed_lateness is not None}
     if spark_path is None:
         _file_options(fmt, table)

@@ -20,6 +20,7 @@ MISTAKES = [
     ("shards-not-the-graphs", "ingest {data} --shards 3 --log-dir {graph}", 2, "of 2 shards"),
     ("two-cuts", "snapshot --at 5 --clock 1,2 --out {dir}/o --log-dir {graph}", 2, "one cut"),
     ("no-graph", "stats --log-dir {dir}", 2, "holds no chronoray graph"),
+    ("two-files-one-name", "ingest {data} {dir}/other/a.txt --log-dir {graph}", 2, "--source"),
     ("no-such-command", "frobnicate --log-dir {graph}", 2, "No such command"),
     ("no-config-file", "--config {dir}/missing.toml stats --log-dir {graph}", 2, "missing.toml"),
     ("missing-file", "ingest {dir}/missing.txt --log-dir {graph}", 2, "does not exist"),
