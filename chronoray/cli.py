@@ -4,10 +4,13 @@ Options shared by several commands are declared once below (``--log-dir``, ``--g
 ``--json``, the cut options, ``--shards``, ...). An option that sets a graph setting
 reads the same environment variable as :class:`~chronoray.config.Config`
 (``CHRONORAY_LOG_DIR``, ``CHRONORAY_NUM_SHARDS``, ``CHRONORAY_RAY_ADDRESS``...; ``--help``
-shows each), and ``--config FILE`` reads a TOML file first. Errors about what was asked
-(a graph that does not exist, a name taken, a log directory in use, an unreachable
-cluster...) are one line, without a traceback. Ray's and Spark's own log lines go to the
-driver log file named at the end of a command's output.
+shows each), and ``--config FILE`` reads a TOML file first. Every error ends in one line
+on stderr, without a traceback (``chronoray --debug`` shows it): ``Error: ...`` and exit
+status 2 for a usage error (an option out of range, two cuts, a shard count other than the
+graph's...), ``error: ...`` and 1 for a failure (a graph that does not exist, a bad record,
+a file going back in time, an unknown vertex, another file under a used source name...).
+Ray's and Spark's own log lines go to the driver log file named at the end of a command's
+output.
 """
 
 from __future__ import annotations
@@ -870,7 +873,7 @@ def ingest(
                         graph, spark_path, fmt, on_error, rejects, source_id, table
                     )
             except Exception:
-                untouched = new_dir and not any(s.worker_clock for s in graph.stats().shards)
+                untouched = new_dir and _nothing_logged(graph)
                 raise
             if summary is None:  # detached
                 return
@@ -880,6 +883,14 @@ def ingest(
             shutil.rmtree(log_dir, ignore_errors=True)
     console.print(summary, soft_wrap=True)  # lines for people: the terminal wraps them
     console.print(_stats_table(stats.as_dict()))
+
+
+def _nothing_logged(graph: Any) -> bool:
+    """Whether no shard of ``graph`` logged anything (``False`` if it cannot tell)."""
+    try:
+        return not any(s.worker_clock for s in graph.stats().shards)
+    except Exception:
+        return False
 
 
 _TABLE_OPTIONS = {
