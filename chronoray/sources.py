@@ -45,6 +45,7 @@ when a source has it; a source with only ``read()`` cannot be resumed after it r
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import hashlib
@@ -583,7 +584,7 @@ def check_order(source: Source, floor: float = -math.inf, applied: int = 0) -> N
 
 # -- file identity --------------------------------------------------------------------------
 
-_MARK_EVERY = 1000  # lines between two prefix hashes while reading
+_BLOCK = 1 << 14  # bytes read at once; a prefix hash is taken at the end of each
 _MARKS = 100  # prefix hashes kept at most (besides lines 1, 10, 100 and the last)
 
 
@@ -591,7 +592,7 @@ _MARKS = 100  # prefix hashes kept at most (besides lines 1, 10, 100 and the las
 class FileFingerprint:
     """What a file held when it was ingested: its path, size, line count, the SHA-256 of its
     bytes, and ``marks``, the SHA-256 (hex, 16 digits) of its first ``line`` lines for a
-    few line counts (1, 10, 100, about 100 evenly spread, and the last line).
+    few line counts (1, 10, 100, about 100 spread evenly over its bytes, and the last line).
 
     A file source's offsets are line numbers, so another file under the same source name
     names *other* records with the same ids: the graph would skip them as resends. Two
@@ -620,20 +621,41 @@ class FileFingerprint:
     @classmethod
     def of(cls, path: str | os.PathLike[str], at: Iterable[int] = ()) -> FileFingerprint:
         """Read the file at ``path`` once; ``at``: line counts to mark besides the usual
-        ones (those of another fingerprint, to compare with it)."""
-        wanted = {1, 10, 100, *at}
+        ones (those of another fingerprint, to compare with it). Lines end at ``\\n``
+        only, as a file source counts them; blocks without a line to mark are hashed
+        whole (about 800 MB a second here)."""
+        wanted = sorted({1, 10, 100, *at})
         whole = hashlib.sha256()
-        marks: list[tuple[int, str]] = []
+        marks: dict[int, str] = {}
         size = lines = 0
+        tail = b""  # the last line read while it has no line end yet
         with open(path, "rb") as f:
-            for lines, raw in enumerate(f, 1):
-                whole.update(raw)
-                size += len(raw)
-                if lines in wanted or lines % _MARK_EVERY == 0:
-                    marks.append((lines, whole.copy().hexdigest()[:16]))
-        if lines and (not marks or marks[-1][0] != lines):
-            marks.append((lines, whole.copy().hexdigest()[:16]))
-        kept = _thin(marks, wanted | {lines})
+            while block := f.read(_BLOCK):
+                size += len(block)
+                data = tail + block
+                cut = data.rfind(b"\n") + 1
+                body, tail = data[:cut], data[cut:]
+                n = body.count(b"\n")
+                due = wanted[
+                    bisect.bisect_right(wanted, lines) : bisect.bisect_right(wanted, lines + n)
+                ]
+                if due:  # lines to mark in this block: hashed line by line
+                    for line in body.split(b"\n")[:-1]:
+                        whole.update(line)
+                        whole.update(b"\n")
+                        lines += 1
+                        if lines in due:
+                            marks[lines] = whole.copy().hexdigest()[:16]
+                else:
+                    whole.update(body)
+                    lines += n
+                if n:
+                    marks[lines] = whole.copy().hexdigest()[:16]
+        if tail:
+            whole.update(tail)
+            lines += 1
+            marks[lines] = whole.copy().hexdigest()[:16]
+        kept = _thin(sorted(marks.items()), set(wanted) | {lines})
         return cls(os.path.abspath(path), size, lines, whole.hexdigest(), tuple(kept))
 
     def mark_lines(self) -> list[int]:

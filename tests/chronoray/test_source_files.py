@@ -28,7 +28,7 @@ def test_fingerprint_marks_and_agreement(tmp_path):
     a.write_text(_edges(2500))
     fa = FileFingerprint.of(a)
     assert (fa.lines, fa.size) == (2500, a.stat().st_size)
-    assert {1, 10, 100, 1000, 2000, 2500} <= set(fa.mark_lines())
+    assert {1, 10, 100, 2500} <= set(fa.mark_lines()) and len(fa.mark_lines()) > 5
     grown = tmp_path / "grown.txt"
     grown.write_text(_edges(2500) + _edges(10, start=2501))
     assert FileFingerprint.of(grown, at=fa.mark_lines()).agrees(fa, through=2500)
