@@ -4,18 +4,27 @@ Options shared by several commands are declared once below (``--log-dir``, ``--g
 ``--json``, the cut options, ``--shards``, ...). An option that sets a graph setting
 reads the same environment variable as :class:`~chronoray.config.Config`
 (``CHRONORAY_LOG_DIR``, ``CHRONORAY_NUM_SHARDS``, ``CHRONORAY_RAY_ADDRESS``...; ``--help``
-shows each), and ``--config FILE`` reads a TOML file first. Errors about what was asked
-(a graph that does not exist, a name taken, a log directory in use, an unreachable
-cluster...) are one line, without a traceback. Ray's and Spark's own log lines go to the
-driver log file named at the end of a command's output.
+shows each), and ``--config FILE`` reads a TOML file first. Every error ends in one line
+on stderr, without a traceback (``chronoray --debug`` shows it): ``Error: ...`` and exit
+status 2 for a usage error (an option out of range, two cuts, a shard count other than the
+graph's...), ``error: ...`` and 1 for a failure (a graph that does not exist, a bad record,
+a file going back in time, an unknown vertex, another file under a used source name...).
+Ray's and Spark's own log lines go to the driver log file named at the end of a command's
+output.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import math
+import os
+import re
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,7 +56,57 @@ def _vertex_id(text: str) -> int | str:
         return text
 
 
+def _id_order(vertex: Any) -> tuple[int, float, str]:
+    """Sort key of vertex ids: numbers in numeric order, then text ids."""
+    if isinstance(vertex, int | float) and not isinstance(vertex, bool):
+        return 0, vertex, ""
+    return 1, 0.0, str(vertex)
+
+
 # -- shared options -----------------------------------------------------------------------
+
+
+class EventTime(click.ParamType):
+    """An event time: a number (the data's own time, Unix seconds for SNAP files) or an ISO
+    8601 date, taken as Unix seconds (``2004-08-01T00:00:00Z``; a date without a zone is
+    UTC).
+
+    >>> EventTime().convert("2004-08-01T00:00:00Z", None, None)
+    1091318400.0
+    >>> EventTime().convert("2004-08-01", None, None), EventTime().convert("1.5e3", None, None)
+    (1091318400.0, 1500.0)
+    """
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, int | float):
+            return float(value)
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            number = None
+        if number is not None:
+            if not math.isfinite(number):
+                self.fail(f"{text!r} is not a finite time", param, ctx)
+            return number
+        from datetime import UTC, datetime
+
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            self.fail(
+                f"{text!r} is neither a number nor an ISO 8601 date (2004-08-01T00:00:00Z)",
+                param,
+                ctx,
+            )
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return when.timestamp()
+
+
+_TIME_HELP = "a number in the data's time unit (Unix seconds for SNAP files) or an ISO 8601 date"
 
 
 class ClockVector(click.ParamType):
@@ -72,15 +131,20 @@ def _setting(field: str, *decls: str, **kwargs: Any) -> Callable[[_F], _F]:
     return click.option(*decls, envvar=env_name(field), show_envvar=True, **kwargs)
 
 
-def log_dir_option(*, required: bool = False, exists: bool = True) -> Callable[[_F], _F]:
-    """``--log-dir``: a graph's log directory (a graph that is not running)."""
+def log_dir_option(
+    *,
+    required: bool = False,
+    exists: bool = True,
+    help: str = "Log directory of a graph (reopened from its logs; one not running).",
+) -> Callable[[_F], _F]:
+    """``--log-dir``: a graph's log directory (by default, of a graph that is not running)."""
     return _setting(
         "log_dir",
         "--log-dir",
         type=click.Path(exists=exists, file_okay=False, path_type=Path),
         required=required,
         default=None,
-        help="Log directory of a graph (reopened from its logs; one not running).",
+        help=help,
     )
 
 
@@ -107,20 +171,44 @@ shards_option = _setting(
     default=None,
     help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
 )
-format_option = click.option("--format", "fmt", type=click.Choice(_FORMATS), default="snap")
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_FORMATS),
+    default="snap",
+    help="snap: SRC DST TIME lines; bitcoin-csv: SRC,DST,RATING,TIME lines.",
+)
 
 
 def cut_options(function: _F) -> _F:
     """``--at``, ``--clock`` and ``--window``: which consistent cut of the graph."""
     function = click.option(
-        "--window", nargs=2, type=float, default=None, help="T0 T1: changes in [T0, T1]."
+        "--window",
+        nargs=2,
+        type=EventTime(),
+        default=None,
+        help=f"T0 T1: changes in [T0, T1]; each {_TIME_HELP}.",
     )(function)
     function = click.option(
         "--clock", type=ClockVector(), default=None, help="Shard worker clocks, comma-separated."
     )(function)
-    return click.option("--at", "at", type=float, default=None, help="Event time of the cut.")(
-        function
-    )
+
+    @functools.wraps(function)
+    def one_cut(*args: Any, **kwargs: Any) -> Any:
+        given = [f"--{k}" for k in ("at", "clock", "window") if kwargs.get(k) is not None]
+        if len(given) > 1:
+            raise click.UsageError(
+                f"{' and '.join(given)}: give one cut (--at, --clock or --window)"
+            )
+        return function(*args, **kwargs)
+
+    return click.option(
+        "--at",
+        "at",
+        type=EventTime(),
+        default=None,
+        help=f"Event time of the cut: {_TIME_HELP}, e.g. 2004-08-01T00:00:00Z.",
+    )(one_cut)  # type: ignore[arg-type]
 
 
 def server_options(function: _F) -> _F:
@@ -193,15 +281,105 @@ PLUGIN_GROUP = "chronoray.commands"
 ``chronoray`` imports none of the packages built on it."""
 
 
+class Failed(Exception):
+    """A command could not do what was asked; its message is the one line shown."""
+
+
+_HELP: type[click.UsageError] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_NeverRaised", (click.UsageError,), {})
+)
+
+
+class _UsageLine(click.ClickException):
+    """A usage error shown as one line (exit status 2) instead of click's usage block."""
+
+    exit_code = 2
+
+    def __init__(self, usage: click.UsageError) -> None:
+        where = usage.ctx.command_path if usage.ctx is not None else "chronoray"
+        super().__init__(f"{usage.format_message()} (see {where} --help)")
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {_one_line(self.format_message())}", err=True)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: colour codes dropped, lines joined with "; "."""
+    lines = [line.strip() for line in _ANSI.sub("", text).splitlines() if line.strip()]
+    return "; ".join(lines)
+
+
+def _error_line(exc: BaseException) -> str:
+    """What an error says to people, in one line: the message of an error about what was
+    asked (Ray's wrapping of an actor's error removed), else its type and first line."""
+    from chronoray.sources import MalformedRecord, OutOfOrder
+
+    cause = getattr(exc, "cause", None)  # Ray's RayTaskError: what the actor raised
+    if isinstance(cause, BaseException):
+        exc = cause
+    if isinstance(exc, (*USER_ERRORS, Failed, MalformedRecord, OutOfOrder)):
+        return _one_line(str(exc))
+    if type(exc).__name__ == "VertexNotFound":
+        return _one_line(str(exc))
+    first = next(iter(_one_line(str(exc)).split("; ")), "")
+    return f"{type(exc).__name__}: {first} (--debug shows the traceback)"
+
+
+def _quiet_interrupts() -> None:
+    """At exit, before Ray shuts down: a Ctrl-C meanwhile says so in one line instead of
+    interrupting Ray's shutdown with a traceback."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _shutting_down)
+
+
+def _shutting_down(signum: int, frame: Any) -> None:
+    os.write(2, b"chronoray: shutting down Ray, a moment\n")
+
+
 class _Group(click.Group):
-    """Prints errors about what the user asked for as one line; adds plugin commands."""
+    """Ends every error in one line on stderr -- ``Error:`` and exit status 2 for a usage
+    error, ``error:`` and 1 for a failure, 130 when interrupted; the traceback only with
+    ``--debug`` -- and adds plugin commands."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except USER_ERRORS as exc:
-            click.echo(f"error: {exc}", err=True)  # one line, never wrapped
+        except (click.exceptions.Exit, click.exceptions.Abort, _HELP):
+            raise
+        except click.UsageError as exc:
+            if ctx.params.get("debug"):
+                raise
+            raise _UsageLine(exc) from None
+        except click.ClickException:
+            raise
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"error: {_error_line(exc)}", err=True)  # one line, never wrapped
             sys.exit(1)
+        finally:
+            atexit.unregister(_quiet_interrupts)  # registered last: runs before Ray's own
+            atexit.register(_quiet_interrupts)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _HELP:  # no command given: click shows the help
+            raise
+        except click.UsageError as exc:  # the group's own options
+            raise _UsageLine(exc) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *(ep.name for ep in _plugins())})
@@ -237,8 +415,9 @@ def _plugins() -> list[Any]:
     default=None,
     help="Ray cluster to join [default: RAY_ADDRESS if set (in a Ray job), else a local one].",
 )
+@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.pass_context
-def main(ctx: click.Context, config_file: Path | None, address: str | None) -> None:
+def main(ctx: click.Context, config_file: Path | None, address: str | None, debug: bool) -> None:
     """chronoray: live, history-aware graph processing on Ray."""
     ctx.obj = _Settings(config_file, address)
 
@@ -261,19 +440,31 @@ def _graph(
         raise click.UsageError("give --graph or --log-dir, not both")
     if graph_name is not None:
         graph = GraphCluster.attach(graph_name, settings.config())
+        if shards is not None and shards != graph.num_shards:
+            held = graph.num_shards
+            graph.close()
+            raise click.UsageError(
+                f"graph {graph_name} has {held} shards: give --shards {held} or leave it out"
+            )
     elif log_dir is None:
         raise click.UsageError("give --graph NAME (a running graph) or --log-dir DIR")
     elif Manifest.exists(log_dir):
+        held = Manifest.read(log_dir).num_shards
+        if shards is not None and shards != held:
+            raise click.UsageError(
+                f"{log_dir} holds a graph of {held} shards: give --shards {held} or leave it out"
+            )
         graph = GraphCluster.open(log_dir, config=settings.config(), num_shards=shards)
     elif create:
         graph = GraphCluster(settings.config(log_dir=str(log_dir), num_shards=shards))
     else:
         raise click.UsageError(f"{log_dir} holds no chronoray graph")
-    click.get_current_context().call_on_close(_note_logs)
     try:
         yield graph
     finally:
         graph.close()
+    # only after success: a failure ends in its one error line
+    click.get_current_context().call_on_close(_note_logs)
 
 
 def _note_logs() -> None:
@@ -580,7 +771,15 @@ def spark_table_options(function: _F) -> _F:
     metavar="SECONDS",
     help="A source that reads nothing this long stops holding the watermark back [default: 10].",
 )
-@click.option("--source-id", default=None, help="Source name [default: file name].")
+@click.option(
+    "--source",
+    "--source-id",
+    "source_id",
+    default=None,
+    metavar="NAME",
+    help="Source name [default: the file's name]. Ingesting a file again under its name "
+    "resumes it; a new NAME ingests another file of the same name as a new source.",
+)
 @click.option(
     "--detach",
     is_flag=True,
@@ -624,7 +823,13 @@ def ingest(
     if detach and graph_name is None:
         raise click.UsageError("--detach needs --graph (a private graph stops with the command)")
     if source_id is not None and len(paths) > 1:
-        raise click.UsageError("--source-id names one file")
+        raise click.UsageError("--source names one file")
+    same = [p for p in paths if [q.name for q in paths].count(p.name) > 1]
+    if same:
+        raise click.UsageError(
+            f"{' and '.join(map(str, same))} have the same source name {same[0].name}: ingest "
+            "them one at a time, the second with --source NAME"
+        )
     event_time = {"sort": sort, "allowed_lateness": allowed_lateness is not None}
     if spark_path is None:
         _file_options(fmt, table)
@@ -656,16 +861,36 @@ def ingest(
         "late": late,
         "idle_timeout": idle_timeout or 0.0,
     }
-    with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
-        if spark_path is None:
-            summary = _ingest_files(graph, paths, fmt, source_id, detach, options)
-        else:
-            summary = _ingest_table(graph, spark_path, fmt, on_error, rejects, source_id, table)
-        if summary is None:  # detached
-            return
-        stats = graph.stats()
-    console.print(summary)
+    new_dir = graph_name is None and log_dir is not None and not log_dir.exists()
+    untouched = False
+    try:
+        with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
+            try:
+                if spark_path is None:
+                    summary = _ingest_files(graph, paths, fmt, source_id, detach, options)
+                else:
+                    summary = _ingest_table(
+                        graph, spark_path, fmt, on_error, rejects, source_id, table
+                    )
+            except Exception:
+                untouched = new_dir and _nothing_logged(graph)
+                raise
+            if summary is None:  # detached
+                return
+            stats = graph.stats()
+    finally:  # a graph this command created and nothing went into: not left behind
+        if untouched and log_dir is not None and not (rejects is not None and rejects.exists()):
+            shutil.rmtree(log_dir, ignore_errors=True)
+    console.print(summary, soft_wrap=True)  # lines for people: the terminal wraps them
     console.print(_stats_table(stats.as_dict()))
+
+
+def _nothing_logged(graph: Any) -> bool:
+    """Whether no shard of ``graph`` logged anything (``False`` if it cannot tell)."""
+    try:
+        return not any(s.worker_clock for s in graph.stats().shards)
+    except Exception:
+        return False
 
 
 _TABLE_OPTIONS = {
@@ -717,6 +942,7 @@ def _ingest_files(
 
     sources = [open_source(p, fmt or "snap", name=source_id) for p in paths]  # type: ignore[arg-type]
     try:
+        notes = _claim_files(graph, sources, options["sort"])
         if len(sources) == 1:
             reports = [
                 graph.ingest(sources[0], progress=sys.stderr.isatty(), wait=not detach, **options)
@@ -724,25 +950,47 @@ def _ingest_files(
         else:
             reports = graph.ingest_many(sources, wait=not detach, **options)
     except MalformedRecord as exc:
-        _err.print(f"[red]error:[/] malformed record at {exc}")
-        _err.print("everything before it was ingested; nothing after it (see --on-error skip)")
-        sys.exit(2)
+        raise Failed(
+            f"malformed record at {exc}: everything before it was ingested, nothing after it "
+            "(--on-error skip counts such records and goes on)"
+        ) from exc
     except OutOfOrder as exc:
-        click.echo(f"error: {exc}", err=True)  # one line, never wrapped
-        click.echo("nothing of this file was ingested", err=True)
-        sys.exit(2)
+        raise Failed(f"{exc}; nothing of this file was ingested") from exc
+    except KeyboardInterrupt:
+        raise Failed(
+            "interrupted: what the graph acknowledged is logged; run the same command again to "
+            "resume (what the graph holds is skipped)"
+        ) from None
     if detach:
         for job in reports:
             console.print(f"source {job.name} feeding graph {graph.name}")
         return None
-    return "\n".join(_report_lines(report, options["rejects"]) for report in reports)
+    lines = [_report_lines(report, options["rejects"], not options["sort"]) for report in reports]
+    return "\n".join([*notes, *lines])
 
 
-def _report_lines(report: Any, rejects: Path | None) -> str:
-    """One ingestion's counters, its event-time ones included."""
+def _claim_files(graph: Any, sources: list[Any], sort: bool) -> list[str]:
+    """Check every file against the one ingested before under its source name (refused
+    with a one-line error if it holds other records) and record it; notes for people
+    (``sort``: the files are fed sorted by time)."""
+    from chronoray.source_files import check_files
+
+    return check_files(graph, sources, sorted_files=sort)
+
+
+def _report_lines(report: Any, rejects: Path | None, lines: bool = True) -> str:
+    """One ingestion's counters: what was new, what was in the graph already and where a
+    resume started (``lines``: the source's offsets are line numbers), event time too."""
+    where = "line" if lines else "offset"
+    start = (
+        f"resumed after {where} {report.resumed_after:,}"
+        if report.resumed_after
+        else "a new source"
+    )
     text = (
-        f"ingested {report.updates:,} updates from {report.source} in {report.seconds:.1f} s "
-        f"({report.rate:,.0f}/s); rejected {report.rejected:,}"
+        f"ingested {report.source}: {report.updates:,} updates read in {report.seconds:.1f} s "
+        f"({report.rate:,.0f}/s): {report.new:,} new, {report.skipped:,} already in the graph "
+        f"({start}); rejected {report.rejected:,}"
         + (f" (written to {rejects})" if report.rejected else "")
     )
     if report.out_of_order or report.late_rejected or report.late_applied:
@@ -789,13 +1037,12 @@ def _ingest_table(
             )
         report = job.wait(progress=sys.stderr.isatty())
     except MalformedRecord as exc:
-        _err.print(f"[red]error:[/] bad row at {exc}")
-        _err.print("nothing was ingested (see --on-error skip)")
-        sys.exit(2)
+        raise Failed(f"bad row at {exc}: nothing was ingested (see --on-error skip)") from exc
     graph.wait_idle()
     return (
         f"ingested {report.rows:,} rows of {path} in {len(report.parts)} parts in "
-        f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s); "
+        f"{report.seconds:.1f} s ({report.rate:,.0f}/s; Spark {report.spark_seconds:.1f} s): "
+        f"{sum(p.new for p in report.parts):,} new, {report.skipped:,} already in the graph; "
         f"rejected {report.rejected:,}"
         + (f" (written to {report.rejects})" if report.rejects else "")
     )
@@ -820,9 +1067,9 @@ def _ingest_through(server: str, client: Any, source: Any, batch: int) -> None:
                 on_ack=lambda ack: bar.update(task, completed=ack.through_offset),
             )
         except MalformedRecord as exc:
-            _err.print(f"[red]error:[/] malformed record at {exc}")
-            _err.print("everything before it was ingested; nothing after it")
-            sys.exit(2)
+            raise Failed(
+                f"malformed record at {exc}: everything before it was ingested, nothing after it"
+            ) from exc
         stats = client.stats()
     console.print(
         f"ingested {result.sent - result.skipped:,} new records of {result.source} through "
@@ -890,8 +1137,7 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
         try:
             found = graph.vertex(_vertex_id(vertex_id))
         except VertexNotFound as exc:
-            _err.print(f"[red]error:[/] {exc} in {graph_name or log_dir}")
-            sys.exit(1)
+            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from exc
     if as_json:
         click.echo(json.dumps(found, indent=2, default=str))
         return
@@ -907,7 +1153,7 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
         table.add_column("vertex")
         for column in columns:
             table.add_column(column)
-        for other, props in sorted(edges.items(), key=lambda kv: str(kv[0]))[:50]:
+        for other, props in sorted(edges.items(), key=lambda kv: _id_order(kv[0]))[:50]:
             table.add_row(str(other), *(str(props.get(c, "")) for c in columns))
         console.print(table)
 
@@ -916,7 +1162,12 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
 @graph_option
 @log_dir_option()
 @cut_options
-@click.option("--out", type=click.Path(path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder for vertices.parquet and edges.parquet (created if missing).",
+)
 def snapshot_cmd(
     graph_name: str | None,
     log_dir: Path | None,
@@ -952,7 +1203,12 @@ def snapshot_cmd(
     default="auto",
     help="Where it runs: kernels in this process, Ray models, Spark; auto: by size.",
 )
-@click.option("--out", type=click.Path(path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder for ALGO.parquet and ALGO.png (created if missing).",
+)
 def analyze(
     algo: str,
     graph_name: str | None,
@@ -1012,8 +1268,12 @@ def analyze(
 @click.argument("vertex_id")
 @graph_option
 @log_dir_option()
-@click.option("--from", "t0", type=float, default=None, help="Earliest event time.")
-@click.option("--to", "t1", type=float, default=None, help="Latest event time.")
+@click.option(
+    "--from", "t0", type=EventTime(), default=None, help=f"Earliest event time: {_TIME_HELP}."
+)
+@click.option(
+    "--to", "t1", type=EventTime(), default=None, help=f"Latest event time: {_TIME_HELP}."
+)
 @json_option(help="One JSON object per state.")
 def history(
     vertex_id: str,
@@ -1030,8 +1290,7 @@ def history(
         try:
             states = graph.history(_vertex_id(vertex_id), t0, t1)
         except VertexNotFound as exc:
-            _err.print(f"[red]error:[/] {exc} in {graph_name or log_dir}")
-            sys.exit(1)
+            raise Failed(f"{_error_line(exc)} in {graph_name or log_dir}") from exc
     if as_json:
         for state in states:
             click.echo(json.dumps(state, default=str))
@@ -1055,16 +1314,21 @@ def history(
 
 
 @main.command("inspect-log")
-@log_dir_option(required=True)
-@click.option("--shard", type=int, default=0)
+@log_dir_option(
+    required=True,
+    help="Log directory of a graph, running or not (its logs are read, never written).",
+)
+@click.option("--shard", type=click.IntRange(min=0), default=0, help="Which shard's log.")
 @click.option(
     "--log",
     "log_name",
     type=click.Choice(["events", "commands", "clocks"]),
     default="events",
+    help="events: state changes and messages sent; commands: messages received; clocks: "
+    "block headers (worker and vector clocks).",
 )
 @click.option("--start", type=int, default=None, help="First worker clock to show.")
-@click.option("--limit", type=int, default=20)
+@click.option("--limit", type=click.IntRange(min=1), default=20, help="Entries shown at most.")
 @json_option(help="One JSON object per line.")
 def inspect_log(
     log_dir: Path, shard: int, log_name: str, start: int | None, limit: int, as_json: bool
@@ -1077,8 +1341,7 @@ def inspect_log(
 
     path = log_dir / f"shard-{shard}"
     if not path.exists():
-        _err.print(f"[red]error:[/] {path} does not exist")
-        sys.exit(1)
+        raise click.BadParameter(f"{path} does not exist", param_hint="--shard")
     store = RocksLogStore(path, read_only=True)
     try:
         rows = list(islice(log_rows(store, log_name, start), limit))
@@ -1128,7 +1391,7 @@ def bench(args: tuple[str, ...]) -> None:
     default=Path("chronoray-demo"),
     help="Where logs and pictures go (its logs are replaced).",
 )
-@click.option("--shards", type=click.IntRange(min=1), default=2)
+@click.option("--shards", type=click.IntRange(min=1), default=2, help="Shard actors of the graph.")
 def demo(out: Path, shards: int) -> None:
     """The main job: ingest CollegeMsg into a local Ray cluster, summarise, draw, travel back
     in time, and run PageRank in Spark on a past snapshot."""
@@ -1157,8 +1420,13 @@ def demo(out: Path, shards: int) -> None:
     default=None,
     help="Ratings CSV (SRC,DST,RATING,TIME) [default: the shipped Bitcoin OTC copy].",
 )
-@click.option("--at", type=float, default=None, help="Time of the snapshot Spark analyses.")
-@click.option("--shards", type=click.IntRange(min=1), default=2)
+@click.option(
+    "--at",
+    type=EventTime(),
+    default=None,
+    help=f"Time of the snapshot Spark analyses: {_TIME_HELP}.",
+)
+@click.option("--shards", type=click.IntRange(min=1), default=2, help="Shard actors of the graph.")
 def pipeline(out: Path, data: Path | None, at: float | None, shards: int) -> None:
     """Spark as the data pipeline: read Bitcoin OTC with Spark, derive a column, ingest
     it with a live PageRank running, take a snapshot at T, analyse it in Spark, write
@@ -1255,18 +1523,24 @@ def live(
 
     computation = _live_computation(name, bfs_source, tol)
     with _graph(graph_name, log_dir, shards=shards, create=True) as graph:
+        source = open_source(path, fmt)  # type: ignore[arg-type]
+        notes = _claim_files(graph, [source], sort=False)
         handle = graph.start_computation(computation)
-        job = graph.ingest(open_source(path, fmt), wait=False)  # type: ignore[arg-type]
+        job = graph.ingest(source, wait=False)
         started = time.perf_counter()
-        with Live(console=console, auto_refresh=False) as screen:
-            while not job.done():
-                read = job.progress().get("read", 0)
-                screen.update(
-                    live_table(name, handle, read, time.perf_counter() - started), refresh=True
-                )
-                time.sleep(refresh)
+        if console.is_terminal:  # redrawn in place; piped, only the final table is printed
+            with Live(console=console, auto_refresh=False, transient=True) as screen:
+                while not job.done():
+                    read = job.progress().get("read", 0)
+                    screen.update(
+                        live_table(name, handle, read, time.perf_counter() - started),
+                        refresh=True,
+                    )
+                    time.sleep(refresh)
         report = job.wait()
         graph.wait_idle()
+        for line in [*notes, _report_lines(report, None)]:
+            console.print(line, soft_wrap=True)
         console.print(f"[green]done[/]; final result of {handle.id}:")
         console.print(live_table(name, handle, report.updates, time.perf_counter() - started))
         handle.stop()
@@ -1349,7 +1623,10 @@ def subscribe(
         )
         job = None
         if ingest_path is not None:
-            job = graph.ingest(open_source(ingest_path, fmt), wait=False)  # type: ignore[arg-type]
+            source = open_source(ingest_path, fmt)  # type: ignore[arg-type]
+            for note in _claim_files(graph, [source], sort=False):
+                _err.print(note, soft_wrap=True)
+            job = graph.ingest(source, wait=False)
         printed = 0
         try:
             while limit is None or printed < limit:

@@ -205,14 +205,16 @@ class GraphController:
 
     async def close_source(self, name: str, final: SourceFinal) -> None:
         """Source ``name`` ended (everything it sent is applied) as ``final`` says; its
-        actor (if any) is stopped."""
+        actor (if any) is stopped. Its summary is kept unless an error stopped it before
+        it applied anything (no phantom source in ``stats``)."""
         handle = self._sources.pop(name, None)
         self._mail.pop(name, None)
         self._news.pop(name, None)
         self._finals[name] = final
         self._ended.setdefault(name, asyncio.Event()).set()
-        if final.report is not None:
-            self._summary[name] = {k: getattr(final.report, k) for k in SUMMARY_KEYS}
+        report = final.report
+        if report is not None and (final.error is None or report.new > 0):  # no phantom
+            self._summary[name] = {k: getattr(report, k) for k in SUMMARY_KEYS}
             write_summary(self._summary_path, self._summary)
         await self._do(self._coordinator.handle(SourceEnded(name)))
         if handle is not None:

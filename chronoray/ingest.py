@@ -83,11 +83,13 @@ OnError = Literal["raise", "skip"]
 @dataclass(slots=True)
 class IngestReport:
     """What one ingestion of a source did. ``updates`` counts every update read
-    (``skipped``: those a shard had applied before, e.g. after a resume; ``rejected``:
-    malformed records skipped). Event time: ``out_of_order`` updates came with a time
-    below one read before them, by at most ``max_lateness`` seconds; ``late_rejected``
-    were later than the allowed lateness and set aside, ``late_applied`` applied at the
-    watermark."""
+    (``skipped``: those a shard had applied before, e.g. after a resume -- already in the
+    graph; ``rejected``: malformed records skipped; :attr:`new`: the rest, applied now).
+    ``resumed_after``: the highest offset of the source a shard had applied before this
+    ingestion started (``0``: a new source; for a file, a line number). Event time:
+    ``out_of_order`` updates came with a time below one read before them, by at most
+    ``max_lateness`` seconds; ``late_rejected`` were later than the allowed lateness and
+    set aside, ``late_applied`` applied at the watermark."""
 
     source: str
     updates: int = 0
@@ -100,6 +102,16 @@ class IngestReport:
     max_lateness: float = 0.0
     late_rejected: int = 0
     late_applied: int = 0
+    resumed_after: int = 0
+    refused: int = 0
+    """Updates read and refused, not applied: the one going back in time that stopped a
+    source which must be in order (``0`` or ``1``)."""
+
+    @property
+    def new(self) -> int:
+        """Updates this ingestion applied: read, minus those already in the graph, the
+        late ones set aside and the one refused."""
+        return self.updates - self.skipped - self.late_rejected - self.refused
 
     @property
     def rate(self) -> float:
@@ -462,9 +474,11 @@ def feed_source(
     updates: Iterator[Update]
     updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
     error: MalformedRecord | OutOfOrder | None = None
+    reading = False
     try:
         if feed.reorder.allowed_lateness is None:
             check_order(source, feed.reorder.floor, feed.applied_before)
+        reading = True
         pump.run(updates, tick, end=True)
     except (MalformedRecord, OutOfOrder) as exc:
         error = exc
@@ -472,6 +486,8 @@ def feed_source(
         if writer is not None:
             writer.close()
     report = report_of(pump.feed, source, read_stats, time.perf_counter() - started)
+    if reading and isinstance(error, OutOfOrder):  # the feed read it, then refused it
+        report.refused = 1
     return report, error
 
 
@@ -490,6 +506,7 @@ def report_of(
         batches=feed.batches,
         resent_batches=feed.resent,
         seconds=seconds,
+        resumed_after=feed.applied_before,
         **counters,  # type: ignore[arg-type]
     )
 

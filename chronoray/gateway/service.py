@@ -25,6 +25,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from chronoray.v1 import gateway_pb2 as pb
 from chronoray.v1 import gateway_pb2_grpc as pbg
 from ephemeral.notify import Lagged, StreamPosition
 from shards.core import VertexNotFound, source_channel
+from shards.watermark import show_time
 from shards.worker import ACTOR_ERRORS
 from vertex.records import Update, VertexId
 
@@ -184,8 +186,8 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
             source = _source_name(opening.open.source)
             client = client_address(context)
             with self.graph.feeding(source) as pump:
-                resume_after = self._applied_through(source)
-                opened = pb.IngestOpened(source=source, resume_after=resume_after)
+                past = self._past(source)
+                opened = pb.IngestOpened(source=source, resume_after=past.fed)
                 yield pb.IngestResponse(opened=opened)
                 last = 0
                 for number, request in enumerate(requests, start=1):
@@ -195,12 +197,13 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                             "your last acknowledged batch"
                         )
                     updates = self._updates(request, source, last)
-                    _in_order(pump, updates)
+                    fresh = past.fresh(updates)
+                    _in_order(pump, fresh)
                     if self.limiter is not None:
                         self.limiter.wait(client)
                     with self.counters.holding(len(updates)):
-                        skipped = pump.feed.skipped
-                        pump.run(updates, _no_tick)  # returns once every update is logged
+                        skipped = pump.feed.skipped - len(updates) + len(fresh)
+                        pump.run(fresh, _no_tick)  # returns once every update is logged
                     last = updates[-1].offset
                     self.counters.acked(len(updates))
                     ack = pb.IngestAck(
@@ -211,11 +214,15 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                     )
                     yield pb.IngestResponse(ack=ack)
 
-    def _applied_through(self, source: str) -> int:
-        """The offset through which every record of ``source`` is logged: the smallest
-        position any shard applied on the source's channel."""
+    def _past(self, source: str) -> _SourcePast:
+        """What ``source`` fed the graph before this stream: the last offset and the
+        latest event time the graph logged of it, over the shards it reached."""
         channel = source_channel(source)
-        return min(s.applied.get(channel, 0) for s in self.graph.stats().shards)
+        shards = self.graph.stats().shards
+        return _SourcePast(
+            max((s.applied.get(channel, 0) for s in shards), default=0),
+            max((s.times.get(channel, -math.inf) for s in shards), default=-math.inf),
+        )
 
     def _updates(self, request: pb.IngestRequest, source: str, last: int) -> list[Update]:
         """The checked updates of one batch (offsets strictly after ``last``)."""
@@ -457,6 +464,34 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
 
 
 # -- helpers --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _SourcePast:
+    """A reopened source is held to its own past: ``fed``, the last offset the graph logged
+    of it on any shard (its records through it were acknowledged: the server acks a batch
+    only once every shard logged its part), and ``time``, the latest event time logged of
+    it. A record at or before ``fed`` is a resend, skipped whichever shard it goes to --
+    never applied, so a past snapshot cannot change -- and a later one may not go back
+    before ``time`` (a gateway stream is a source in time order)."""
+
+    fed: int
+    time: float
+
+    def fresh(self, updates: list[Update]) -> list[Update]:
+        """``updates`` after ``fed``; INVALID_ARGUMENT (nothing applied) if one of them
+        goes back before ``time``."""
+        fresh = [u for u in updates if u.offset > self.fed]
+        for u in fresh:
+            if u.ts < self.time:
+                index = updates.index(u)
+                raise InvalidField(
+                    f"batch.records[{index}].ts",
+                    f"time {show_time(u.ts)} of offset {u.offset} is before "
+                    f"{show_time(self.time)}, the latest time this source fed before "
+                    f"(through offset {self.fed}): a source cannot go back in time",
+                )
+        return fresh
 
 
 @contextmanager

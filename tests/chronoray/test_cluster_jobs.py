@@ -73,7 +73,7 @@ def test_named_graph_through_ray_job_submit(tmp_path, college):
             time.sleep(0.2)
         ingested = head.submit("chronoray", "ingest", "--graph", "college", str(collegemsg_path()))
         assert ingested.returncode == 0, ingested.stdout + ingested.stderr
-        assert "ingested 59,835 updates" in ingested.stdout
+        assert "59,835 updates read" in ingested.stdout
         out, _ = reader.communicate(timeout=600)
         assert reader.returncode == 0, out
         result = json.loads(re.search(r"^RESULT (.*)$", out, re.M).group(1))

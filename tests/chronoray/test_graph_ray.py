@@ -203,7 +203,7 @@ def test_cli_bad_input_names_file_line_and_text(ray_session, tmp_path):
     result = CliRunner().invoke(
         main, ["ingest", str(bad), "--format", "bitcoin-csv", "--log-dir", str(tmp_path / "g")]
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "bad.csv:2" in result.output and "2,3,11,1289241912.5" in result.output
 
 
