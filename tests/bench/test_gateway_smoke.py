@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
-pytestmark = [pytest.mark.slow]
+# long (the default suite stays under its time budget): `./run bench` runs this bench and
+# its last results are in bench/results/; run the smoke test with `-m long`
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 
 def test_gateway_benchmark_writes_results(tmp_path):

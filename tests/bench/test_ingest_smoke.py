@@ -9,7 +9,9 @@ import pytest
 from bench.ingest import main
 
 
+# long: see the other bench smoke tests (its last results are in bench/results/)
 @pytest.mark.slow
+@pytest.mark.long
 def test_ingest_benchmark_writes_results(tmp_path):
     result = main(
         ["--copies", "1", "--skewed-events", "3000", "--before", "none"] + ["--out", str(tmp_path)]

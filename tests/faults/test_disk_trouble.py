@@ -38,6 +38,7 @@ def test_disk_full_in_process(disk, college_updates):
 
 
 @pytest.mark.ray
+@pytest.mark.long  # ~35 s; the in-process disk-full test above stays in the default suite
 def test_disk_full_on_ray_waits_then_recovers(ray_session, disk, college_updates):
     with cr.GraphCluster(num_shards=2, log_dir=str(disk / "g"), batch_size=500) as g:
         g.ingest(college_updates[:3000], name="college")
