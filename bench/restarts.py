@@ -1,10 +1,12 @@
 """Restarts during a multi-source ingest: does every past cut still equal the file?
 
 Two sources -- the odd and the even lines of a skewed stream
-(:func:`bench.workloads.skewed_stream`) -- feed 4 shards while shards and source actors
-die: on Ray, their processes are SIGKILLed (:func:`chronoray.testing.kill_shard`,
-:func:`chronoray.testing.kill_source`; Ray restarts them, they recover from the logs); in
-process, :meth:`shards.local.LocalRuntime.crash` and ``crash_source`` drop their memory.
+(:func:`bench.workloads.skewed_stream`) -- feed 4 shards while shards, source actors and
+the graph's controller die: on Ray, their processes are SIGKILLed
+(:func:`chronoray.testing.kill_shard`, :func:`~chronoray.testing.kill_source`,
+:func:`~chronoray.testing.kill_controller`; Ray restarts them, they recover from the logs
+and the controller's file); in process, :meth:`shards.local.LocalRuntime.crash`,
+``crash_source`` and ``crash_coordinator`` drop their memory.
 Kills are spread over the ingest by how much the sources have read. Afterwards the graph
 at many past times ``T`` is compared with the stream's lines up to ``T`` (every pair's
 count): an update logged later than its own time is missing from the cuts between the two.
@@ -67,9 +69,10 @@ def compare(rows: list[Row], times: list[float], counts_at: Callable[[float], Co
 
 
 def kill_plan(kills: int, shards: int, seed: int) -> list[tuple[str, int]]:
-    """Which process each kill hits: shards and the two source actors, in a seeded order
-    with every one of them hit when there are enough kills."""
+    """Which process each kill hits: shards, the two source actors and the controller, in
+    a seeded order with every one of them hit when there are enough kills."""
     targets = [("shard", k) for k in range(shards)] + [("source", 0), ("source", 1)]
+    targets.append(("controller", 0))
     rng = random.Random(seed)
     plan: list[tuple[str, int]] = []
     while len(plan) < kills:
@@ -149,10 +152,12 @@ def _kill_during(graph: Any, jobs: list[Any], plan: list[tuple[str, int]], total
 
 
 def _killer(graph: Any, jobs: list[Any], kind: str, k: int) -> Callable[[], int]:
-    from chronoray.testing import kill_shard, kill_source
+    from chronoray.testing import kill_controller, kill_shard, kill_source
 
     if kind == "shard":
         return lambda: kill_shard(graph, k)
+    if kind == "controller":
+        return lambda: kill_controller(graph)
     return lambda: kill_source(jobs[k])
 
 
@@ -217,6 +222,8 @@ def local_run(events: int, crashes: int, shards: int, seed: int = 5) -> dict:
         at = len(halves[0]) * i // (crashes + 1)
         if kind == "shard":
             faults[i % 2][at] = lambda k=k: rt.crash(k)
+        elif kind == "controller":
+            faults[i % 2][at] = rt.crash_coordinator
         else:
             faults[i % 2][at] = lambda k=k: rt.crash_source(names[k])
     started = time.perf_counter()
