@@ -103,7 +103,16 @@ def ray_run(events: int, kills: int, shards: int, workdir: Path, seed: int = 5) 
         ray.shutdown()
 
 
-def _ray_ingest(rows: list[Row], kills: int, shards: int, workdir: Path, seed: int) -> dict:
+def _ray_ingest(
+    rows: list[Row],
+    kills: int,
+    shards: int,
+    workdir: Path,
+    seed: int,
+    plan: list[tuple[str, int]] | None = None,
+) -> dict:
+    """Ingest both halves of ``rows`` on the connected Ray with ``kills`` SIGKILLs (of the
+    targets :func:`kill_plan` chooses, or ``plan``'s); the cuts compared with the file."""
     import chronoray as cr
     from bench.workloads import write_snap
 
@@ -113,7 +122,8 @@ def _ray_ingest(rows: list[Row], kills: int, shards: int, workdir: Path, seed: i
     started = time.perf_counter()
     with cr.GraphCluster(num_shards=shards, log_dir=str(workdir / "g")) as g:
         jobs = g.ingest_many([cr.SnapEdgeSource(p) for p in paths], wait=False)
-        done = _kill_during(g, jobs, kill_plan(kills, shards, seed), len(rows))
+        plan = plan if plan is not None else kill_plan(kills, shards, seed)
+        done = _kill_during(g, jobs, plan, len(rows))
         reports = [job.wait(timeout=3600) for job in jobs]
         g.wait_idle()
         seconds = time.perf_counter() - started

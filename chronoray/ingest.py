@@ -25,10 +25,14 @@ Guarantees:
   and applied all it sent.
 * While a shard is unavailable (its node is gone), the source waits and says so in its
   status (:meth:`SourceActor.progress`), instead of hanging without a word.
+* The graph's controller may die and come back meanwhile: a call to it that fails is
+  made again once it is back, and the pump reports its progress to the new instance when
+  asked (:class:`~shards.coordinator.ReportProgress`).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -51,7 +55,13 @@ from chronoray.sources import (
     late_record,
     read_updates,
 )
-from shards.coordinator import DEFAULT_IDLE_TIMEOUT, AdvanceWatermark, Resend, source_channel
+from shards.coordinator import (
+    DEFAULT_IDLE_TIMEOUT,
+    AdvanceWatermark,
+    ReportProgress,
+    Resend,
+    source_channel,
+)
 from shards.core import Batch, Outcome
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
@@ -76,6 +86,7 @@ __all__ = [
 ]
 
 _POLL = 0.2
+_RESTART = 120.0  # seconds a driver waits for the graph's controller to come back
 _WAIT = 2.0  # seconds a pump waits on a shard for merged updates before it looks again
 OnError = Literal["raise", "skip"]
 
@@ -117,14 +128,22 @@ def count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
-def _retrying(call: Callable[[], Any], status: Callable[[str | None], None], what: str) -> Any:
+def _retrying(
+    call: Callable[[], Any],
+    status: Callable[[str | None], None],
+    what: str,
+    timeout: float = math.inf,
+) -> Any:
     """Run ``call`` until the actor it calls answers (Ray restarts dead actors; a shard
-    whose node is gone waits for it), saying meanwhile what it waits for."""
+    whose node is gone waits for it), saying meanwhile what it waits for; the actor's
+    error once it did not answer for ``timeout`` seconds."""
     waited = 0.0
     while True:
         try:
             result = call()
         except ACTOR_ERRORS:
+            if waited >= timeout:
+                raise
             if waited >= 1.0:
                 status(f"waiting for {what} (unavailable for {waited:.0f} s)")
             time.sleep(0.1)
@@ -247,6 +266,9 @@ class FeedPump:
         while not self._closed and ray.is_initialized():  # (a call after shutdown: auto-init)
             try:
                 todo = ray.get(self.controller.instructions.remote(name, wait))
+                idle = time.monotonic() - self._last_read
+                if self._reading and idle >= self.idle_timeout:
+                    todo += ray.get(self.controller.source_idle.remote(name))
             except Exception as exc:
                 if self._closed or not ray.is_initialized():
                     return  # the graph (or Ray) shut down after the source ended
@@ -256,9 +278,6 @@ class FeedPump:
                 time.sleep(0.1)
                 continue
             self._status(None)
-            idle = time.monotonic() - self._last_read
-            if self._reading and idle >= self.idle_timeout:
-                todo += ray.get(self.controller.source_idle.remote(name))
             with self.lock:
                 for instruction in todo:
                     self._carry_out(instruction, idle)
@@ -273,6 +292,8 @@ class FeedPump:
                     self._send_all(self.feed.advance(mark))
                     self._tell_progress()
                     self.waiting = f"idle for {idle:.0f} s: watermark moved up to {mark}"
+            case ReportProgress():
+                self._tell_progress(force=True)
 
     def _send_all(self, batches: list[tuple[int, Batch]]) -> None:
         """Send ``batches``; at a barrier, wait for it, then send what it held back."""
@@ -297,11 +318,12 @@ class FeedPump:
         self._settle(shard, self.max_inflight)
         self._tell_progress()
 
-    def _tell_progress(self) -> None:
-        """Tell the controller the feed's frontier and promise when either went up."""
+    def _tell_progress(self, *, force: bool = False) -> None:
+        """Tell the controller the feed's frontier and promise when either went up (or,
+        ``force``, in any case: a restarted controller asks)."""
         frontier, promise = self.feed.frontier, self.feed.promise()
         told_frontier, told_promise = self._told
-        if frontier > told_frontier or promise.time > told_promise:
+        if force or frontier > told_frontier or promise.time > told_promise:
             self._told = (max(frontier, told_frontier), max(promise.time, told_promise))
             name, reach = self.feed.source, self.feed.max_ts
             self.controller.source_progress.remote(name, frontier, promise, reach)
@@ -523,7 +545,13 @@ class SourceActor:
             for k in range(num_shards)
         ]
         controller = ray.get_actor(controller_name, namespace=namespace)
-        floor = float(answer(controller.source_floor.remote(source.name)))
+        floor = float(
+            _retrying(
+                lambda: answer(controller.source_floor.remote(source.name)),
+                _no_status,
+                "the graph's controller",
+            )
+        )
         self.pump: FeedPump = FeedPump.resume(
             source.name,
             shards,
@@ -542,7 +570,12 @@ class SourceActor:
 
     def _run(self) -> None:
         report, error = feed_source(self.pump, self.source, self.on_error, self.rejects, _no_tick)
-        self.controller.close_source.remote(self.source.name, SourceFinal(report, error))
+        final = SourceFinal(report, error)
+        _retrying(  # the controller stops this actor meanwhile
+            lambda: ray.get(self.controller.close_source.remote(self.source.name, final)),
+            self.pump._status,
+            "the graph's controller",
+        )
 
     def progress(self) -> dict[str, Any]:
         """The feed's counters and what it waits for."""
@@ -560,6 +593,10 @@ class SourceActor:
 
 
 def _no_tick(n: int) -> None:
+    return None
+
+
+def _no_status(text: str | None) -> None:
     return None
 
 
@@ -650,7 +687,18 @@ class SourceJob(IngestJob):
         self.total = total
 
     def done(self) -> bool:
-        return ray.get(self.controller.final.remote(self.name, 0.0)) is not None
+        return self._final(0.0) is not None
+
+    def _final(self, wait: float) -> SourceFinal | None:
+        """How the source ended (``None``: not yet, after ``wait`` seconds), asked again
+        while the graph's controller restarts."""
+        final: SourceFinal | None = _retrying(
+            lambda: ray.get(self.controller.final.remote(self.name, wait)),
+            _no_status,
+            "the graph's controller",
+            _RESTART,
+        )
+        return final
 
     def progress(self) -> dict[str, Any]:
         if self.done():
@@ -664,7 +712,7 @@ class SourceJob(IngestJob):
         deadline = None if timeout is None else time.monotonic() + timeout
         with ingest_reporter(progress, self.name, self.total) as bar:
             while True:
-                final = ray.get(self.controller.final.remote(self.name, _POLL))
+                final = self._final(_POLL)
                 if final is not None:
                     break
                 state = self.progress()

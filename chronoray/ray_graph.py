@@ -73,6 +73,9 @@ __all__ = ["RayGraph"]
 _IDLE_POLL = 1.0  # seconds a shard waits for quiet before it answers anyway
 
 
+_CONTROLLER_ATTEMPTS = 1200  # 120 s for the graph's controller to come back
+
+
 def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
     """Run ``call``; while the actor is dead or restarting, wait for Ray to bring it back."""
     for attempt in range(attempts):
@@ -142,6 +145,12 @@ class RayGraph:
             deployment,
         )
 
+    def _ask(self, method: str, *args: Any) -> Any:
+        """The answer of the graph's controller to ``method(*args)``, asked again while
+        it restarts (every method asked so is idempotent)."""
+        call = getattr(self._controller, method)
+        return _retrying(lambda: ray.get(call.remote(*args)), _CONTROLLER_ATTEMPTS)
+
     # -- lifecycle --------------------------------------------------------------------
 
     @property
@@ -195,7 +204,7 @@ class RayGraph:
                 {"shard": k, "node": key, "node_alive": key in alive, "answering": answering}
             )
         sources: dict[str, dict[str, Any]] = {}
-        for source, actor in ray.get(self._controller.sources.remote()).items():
+        for source, actor in self._ask("sources").items():
             if actor is None:
                 pump = self._pumps.get(source)
                 sources[source] = pump.progress() if pump else {"fed from": "another driver"}
@@ -256,10 +265,11 @@ class RayGraph:
         """Register sources ``names`` with the controller, all before any of them sends;
         a name already feeding is refused (:class:`SourceBusy`) and nothing is opened."""
         opened: list[str] = []
+        token = uuid.uuid4().hex  # a retried open that went through is not refused
         for name in names:
-            if not ray.get(self._controller.open_source.remote(name)):
+            if not self._ask("open_source", name, token):
                 for done in opened:
-                    ray.get(self._controller.close_source.remote(done, SourceFinal()))
+                    self._ask("close_source", done, SourceFinal())
                 raise SourceBusy(f"source {name!r} is already feeding this graph")
             opened.append(name)
 
@@ -268,9 +278,11 @@ class RayGraph:
     ) -> IngestJob:
         """The source actor feeding ``source``, on this driver's node."""
         c = self.config
+        actor_name = f"chronoray-{self.graph_id}-source-{uuid.uuid4().hex[:10]}"
         actor = (
             ray.remote(SourceActor)
             .options(
+                name=actor_name,  # a restarted controller finds it by name
                 num_cpus=0,
                 max_restarts=-1,
                 max_concurrency=8,
@@ -290,7 +302,7 @@ class RayGraph:
                 feed,
             )
         )
-        ray.get(self._controller.source_actor.remote(source.name, actor))
+        self._ask("source_actor", source.name, actor, actor_name)
         return SourceJob(source.name, actor, self._controller, total)
 
     def _ingest_here(
@@ -328,7 +340,7 @@ class RayGraph:
         pump: FeedPump | None = None
         try:
             c = self.config
-            floor = ray.get(self._controller.source_floor.remote(name))
+            floor = self._ask("source_floor", name)
             options = {"halves": self.types.stream_edges, **options}
             pump = FeedPump.resume(
                 name,
@@ -345,7 +357,7 @@ class RayGraph:
             if pump is not None:
                 pump.close()
             ended = final if final is not None else SourceFinal()
-            ray.get(self._controller.close_source.remote(name, ended))
+            self._ask("close_source", name, ended)
             self._pumps.pop(name, None)
 
     def ingest_spark(
@@ -373,7 +385,7 @@ class RayGraph:
             graph,
             frame,
             columns,
-            active=ray.get(self._controller.sources.remote()),
+            active=self._ask("sources"),
             source=source,
             parts=parts or self.num_shards,
             on_error=on_error,
@@ -415,7 +427,7 @@ class RayGraph:
 
     def summary(self) -> dict[str, dict[str, Any]]:
         """Per source name, what its last ingestion read and its event-time counters."""
-        summary: dict[str, dict[str, Any]] = answer(self._controller.summary.remote())
+        summary: dict[str, dict[str, Any]] = self._ask("summary")
         return summary
 
     def edges(self) -> Iterator[tuple[VertexId, VertexId, dict[str, Any]]]:
@@ -496,7 +508,7 @@ class RayGraph:
         deadline = time.monotonic() + timeout
         while True:
             waiting: dict[tuple[str, int], int] = {}
-            for name, actor in ray.get(self._controller.sources.remote()).items():
+            for name, actor in self._ask("sources").items():
                 for shard, last in self._source_open_through(name, actor, t):
                     key = (source_channel(name), shard)
                     waiting[key] = max(last, waiting.get(key, 0))
@@ -546,6 +558,16 @@ class RayGraph:
         import signal
 
         pid: int = ray.get(self._shards[shard].pid.remote())
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def crash_controller(self) -> int:
+        """SIGKILL the graph's controller's process (Ray restarts it; it recovers from the
+        shards, its state file and the sources' reports); returns the killed pid."""
+        import os
+        import signal
+
+        pid: int = self._ask("pid")
         os.kill(pid, signal.SIGKILL)
         return pid
 
