@@ -217,9 +217,16 @@ class _Faulty:
             yield Update.add_edge(s, d, t).with_origin(self.name, offset)
 
 
-def local_run(events: int, crashes: int, shards: int, seed: int = 5) -> dict:
+def local_run(
+    events: int,
+    crashes: int,
+    shards: int,
+    seed: int = 5,
+    plan: list[tuple[str, int]] | None = None,
+) -> dict:
     """Ingest both halves in process (``LocalRuntime``) with ``crashes`` crashes of
-    shards and sources spread over the ingest; the cuts compared with the file."""
+    shards, sources and the coordinator (those :func:`kill_plan` chooses, or ``plan``'s)
+    spread over the ingest; the cuts compared with the file."""
     from shards.local import LocalRuntime
     from snapshot.reconstruct import rebuild_part
 
@@ -228,7 +235,9 @@ def local_run(events: int, crashes: int, shards: int, seed: int = 5) -> dict:
     names = ["odd", "even"]
     halves = [rows[0::2], rows[1::2]]
     faults: list[dict[int, Callable[[], None]]] = [{}, {}]
-    for i, (kind, k) in enumerate(kill_plan(crashes, shards, seed), start=1):
+    plan = plan if plan is not None else kill_plan(crashes, shards, seed)
+    crashes = len(plan)
+    for i, (kind, k) in enumerate(plan, start=1):
         at = len(halves[0]) * i // (crashes + 1)
         if kind == "shard":
             faults[i % 2][at] = lambda k=k: rt.crash(k)
