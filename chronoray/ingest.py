@@ -43,7 +43,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import ray
+from ray import ObjectRef
 
+from chronoray.handles import ControllerHandle, ShardHandle
 from chronoray.sources import (
     MalformedRecord,
     OutOfOrder,
@@ -66,7 +68,7 @@ from shards.core import Batch, Outcome
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
 from shards.watermark import LatePolicy, show_time
-from shards.worker import ACTOR_ERRORS, answer, shard_actor_name
+from shards.worker import ACTOR_ERRORS
 from vertex.records import Update
 
 __all__ = [
@@ -86,7 +88,6 @@ __all__ = [
 ]
 
 _POLL = 0.2
-_RESTART = 120.0  # seconds a driver waits for the graph's controller to come back
 _WAIT = 2.0  # seconds a pump waits on a shard for merged updates before it looks again
 OnError = Literal["raise", "skip"]
 
@@ -128,22 +129,14 @@ def count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
-def _retrying(
-    call: Callable[[], Any],
-    status: Callable[[str | None], None],
-    what: str,
-    timeout: float = math.inf,
-) -> Any:
+def _retrying(call: Callable[[], Any], status: Callable[[str | None], None], what: str) -> Any:
     """Run ``call`` until the actor it calls answers (Ray restarts dead actors; a shard
-    whose node is gone waits for it), saying meanwhile what it waits for; the actor's
-    error once it did not answer for ``timeout`` seconds."""
+    whose node is gone waits for it), saying meanwhile what it waits for."""
     waited = 0.0
     while True:
         try:
             result = call()
         except ACTOR_ERRORS:
-            if waited >= timeout:
-                raise
             if waited >= 1.0:
                 status(f"waiting for {what} (unavailable for {waited:.0f} s)")
             time.sleep(0.1)
@@ -164,8 +157,8 @@ class FeedPump:
     def __init__(
         self,
         feed: SourceFeed,
-        shards: list[Any],
-        controller: Any,
+        shards: list[ShardHandle],
+        controller: ControllerHandle,
         max_inflight: int,
         on_batch: Callable[[int], None] | None = None,
         incarnations: list[str] | None = None,
@@ -177,7 +170,7 @@ class FeedPump:
         self.on_batch = on_batch
         self.waiting: str | None = None
         self.lock = threading.RLock()
-        self._inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in shards]
+        self._inflight: list[deque[tuple[Batch, ObjectRef[Outcome]]]] = [deque() for _ in shards]
         self._incarnations = incarnations or [""] * len(shards)
         self._told = (feed.frontier, feed.promise().time)
         self._in_callback = False
@@ -191,8 +184,8 @@ class FeedPump:
     def resume(
         cls,
         name: str,
-        shards: list[Any],
-        controller: Any,
+        shards: list[ShardHandle],
+        controller: ControllerHandle,
         batch_size: int,
         max_inflight: int,
         *,
@@ -206,7 +199,7 @@ class FeedPump:
         channel = source_channel(name)
         waiting: list[str | None] = [None]
         positions = _retrying(
-            lambda: ray.get([s.wait_applied.remote(channel, 0, 0.0) for s in shards]),
+            lambda: ray.get([s.wait_applied(channel, 0, 0.0) for s in shards]),
             lambda text: waiting.__setitem__(0, text),
             "the shards",
         )
@@ -265,10 +258,10 @@ class FeedPump:
         wait = min(self.idle_timeout / 4, _POLL)
         while not self._closed and ray.is_initialized():  # (a call after shutdown: auto-init)
             try:
-                todo = ray.get(self.controller.instructions.remote(name, wait))
+                todo = self.controller.instructions(name, wait)
                 idle = time.monotonic() - self._last_read
                 if self._reading and idle >= self.idle_timeout:
-                    todo += ray.get(self.controller.source_idle.remote(name))
+                    todo += self.controller.source_idle(name)
             except Exception as exc:
                 if self._closed or not ray.is_initialized():
                     return  # the graph (or Ray) shut down after the source ended
@@ -308,7 +301,7 @@ class FeedPump:
             batches = self.feed.pass_barrier()
 
     def _send(self, shard: int, batch: Batch) -> None:
-        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch)))
+        self._inflight[shard].append((batch, self.shards[shard].push(batch)))
         if self.on_batch is not None and not self._in_callback:
             self._in_callback = True  # a callback that takes a snapshot must not re-enter
             try:
@@ -326,7 +319,7 @@ class FeedPump:
         if force or frontier > told_frontier or promise.time > told_promise:
             self._told = (max(frontier, told_frontier), max(promise.time, told_promise))
             name, reach = self.feed.source, self.feed.max_ts
-            self.controller.source_progress.remote(name, frontier, promise, reach)
+            self.controller.source_progress(name, frontier, promise, reach)
 
     def _settle(self, shard: int, keep: int) -> None:
         """Wait until at most ``keep`` calls to ``shard`` are open, and take every
@@ -358,7 +351,7 @@ class FeedPump:
             self.feed.ack(shard, outcome.applied)
         if not self.feed.open_batches(shard):  # nothing to resend: just take its id
             outcome = _retrying(
-                lambda: ray.get(actor.wait_applied.remote(self.feed.channel, 0, 0.0)),
+                lambda: ray.get(actor.wait_applied(self.feed.channel, 0, 0.0)),
                 self._status,
                 f"shard {shard}",
             )
@@ -378,7 +371,7 @@ class FeedPump:
         for shard, actor in enumerate(self.shards):
             while opened := self.feed.open_batches(shard):
                 try:
-                    outcome = ray.get(actor.wait_applied.remote(channel, opened[-1].last, _WAIT))
+                    outcome = ray.get(actor.wait_applied(channel, opened[-1].last, _WAIT))
                 except ACTOR_ERRORS:
                     with self.lock:
                         self._resend(shard)
@@ -439,16 +432,15 @@ class FeedPump:
         }
 
 
-def _push(actor: Any, batch: Batch) -> Outcome:
-    outcome: Outcome = ray.get(actor.push.remote(batch))
-    return outcome
+def _push(actor: ShardHandle, batch: Batch) -> Outcome:
+    return ray.get(actor.push(batch))
 
 
-def _pending_after(actor: Any, t: float) -> bool:
-    return bool(ray.get(actor.wait_pending_after.remote(t, _WAIT)))
+def _pending_after(actor: ShardHandle, t: float) -> bool:
+    return ray.get(actor.wait_pending_after(t, _WAIT))
 
 
-def _answered(ref: Any) -> bool:
+def _answered(ref: ObjectRef[Outcome]) -> bool:
     ready, _ = ray.wait([ref], timeout=0)
     return bool(ready)
 
@@ -540,18 +532,11 @@ class SourceActor:
         options: dict[str, Any] | None = None,
     ) -> None:
         graph_id, namespace, controller_name, num_shards = graph
-        shards = [
-            ray.get_actor(shard_actor_name(graph_id, k), namespace=namespace)
-            for k in range(num_shards)
-        ]
-        controller = ray.get_actor(controller_name, namespace=namespace)
-        floor = float(
-            _retrying(
-                lambda: answer(controller.source_floor.remote(source.name)),
-                _no_status,
-                "the graph's controller",
-            )
+        shards = [ShardHandle.named(graph_id, k, namespace) for k in range(num_shards)]
+        controller = ControllerHandle(  # it must come back: this source cannot end without it
+            ray.get_actor(controller_name, namespace=namespace), patience=math.inf
         )
+        floor = controller.source_floor(source.name)
         self.pump: FeedPump = FeedPump.resume(
             source.name,
             shards,
@@ -561,7 +546,7 @@ class SourceActor:
             floor=floor,
             **(options or {}),
         )
-        self.controller: Any = controller
+        self.controller = controller
         self.source: Source = source
         self.on_error: OnError = on_error
         self.rejects: str | None = rejects
@@ -570,12 +555,7 @@ class SourceActor:
 
     def _run(self) -> None:
         report, error = feed_source(self.pump, self.source, self.on_error, self.rejects, _no_tick)
-        final = SourceFinal(report, error)
-        _retrying(  # the controller stops this actor meanwhile
-            lambda: ray.get(self.controller.close_source.remote(self.source.name, final)),
-            self.pump._status,
-            "the graph's controller",
-        )
+        self.controller.close_source(self.source.name, SourceFinal(report, error))
 
     def progress(self) -> dict[str, Any]:
         """The feed's counters and what it waits for."""
@@ -593,10 +573,6 @@ class SourceActor:
 
 
 def _no_tick(n: int) -> None:
-    return None
-
-
-def _no_status(text: str | None) -> None:
     return None
 
 
@@ -680,25 +656,16 @@ class SourceJob(IngestJob):
     """A source fed by a source actor on the cluster; its end is long-polled from the
     graph's controller."""
 
-    def __init__(self, name: str, actor: Any, controller: Any, total: int | None) -> None:
+    def __init__(
+        self, name: str, actor: Any, controller: ControllerHandle, total: int | None
+    ) -> None:
         self.name = name
         self.actor = actor
         self.controller = controller
         self.total = total
 
     def done(self) -> bool:
-        return self._final(0.0) is not None
-
-    def _final(self, wait: float) -> SourceFinal | None:
-        """How the source ended (``None``: not yet, after ``wait`` seconds), asked again
-        while the graph's controller restarts."""
-        final: SourceFinal | None = _retrying(
-            lambda: ray.get(self.controller.final.remote(self.name, wait)),
-            _no_status,
-            "the graph's controller",
-            _RESTART,
-        )
-        return final
+        return self.controller.final(self.name, 0.0) is not None
 
     def progress(self) -> dict[str, Any]:
         if self.done():
@@ -712,7 +679,7 @@ class SourceJob(IngestJob):
         deadline = None if timeout is None else time.monotonic() + timeout
         with ingest_reporter(progress, self.name, self.total) as bar:
             while True:
-                final = self._final(_POLL)
+                final = self.controller.final(self.name, _POLL)
                 if final is not None:
                     break
                 state = self.progress()
