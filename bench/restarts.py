@@ -156,19 +156,23 @@ def _kill_during(graph: Any, jobs: list[Any], plan: list[tuple[str, int]], total
             break
         if kind == "source" and jobs[k].done():
             continue
-        if _answering(_killer(graph, jobs, kind, k)):
+        kill = _killer(graph, jobs, kind, k)
+        if kill is not None and _answering(kill):
             done.append(f"{kind} {k}")
     return done
 
 
-def _killer(graph: Any, jobs: list[Any], kind: str, k: int) -> Callable[[], int]:
-    from chronoray.testing import kill_controller, kill_shard, kill_source
+def _killer(graph: Any, jobs: list[Any], kind: str, k: int) -> Callable[[], int] | None:
+    """How to kill the target (``None``: a controller in a tree that cannot restart it,
+    such as ``--before``'s: its kill would lose the graph, not test its recovery)."""
+    from chronoray import testing
 
     if kind == "shard":
-        return lambda: kill_shard(graph, k)
+        return lambda: testing.kill_shard(graph, k)
     if kind == "controller":
-        return lambda: kill_controller(graph)
-    return lambda: kill_source(jobs[k])
+        kill_controller = getattr(testing, "kill_controller", None)
+        return None if kill_controller is None else lambda: kill_controller(graph)
+    return lambda: testing.kill_source(jobs[k])
 
 
 def _read_at_least(jobs: list[Any], n: int) -> bool:
