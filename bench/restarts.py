@@ -340,9 +340,10 @@ def _table(result: dict[str, Any]) -> str:
         "",
         f"{result['machine']['cpus']} CPUs, load {result['load'][0]:.1f}. Two sources (odd and "
         "even lines of the skewed stream) into 4 shards; kills spread over the ingest by "
-        "updates read (Ray: SIGKILL of shard and source actor processes; local: "
-        "`crash`/`crash_source`). A cut is exact when every pair's count equals the file's "
-        f"up to T. 'before' = commit {result['before']}.",
+        "updates read (Ray: SIGKILL of shard, source actor and controller processes, "
+        "`killed` in the JSON; local: `crash`/`crash_source`/`crash_coordinator`). A cut is "
+        "exact when every pair's count equals the file's up to T."
+        + (f" 'before' = commit {result['before']}." if result["before"] else ""),
         "",
         "| run | events | kills | ingest s | resent batches | cuts exact "
         "| first wrong cut: updates at T, file / cut |",
