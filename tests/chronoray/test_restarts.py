@@ -50,3 +50,25 @@ def test_300k_events_and_12_kills_on_ray_leave_every_cut_exact(tmp_path):
     result = _ray_in(ROOT, events=300_000, kills=12, shards=4)
     assert "controller 0" in result["killed"], result["killed"]
     assert result["kills"] >= 10 and result["wrong"] == 0, result["cuts"]
+
+
+@pytest.mark.ray
+def test_a_restarted_controller_remembers_how_sources_ended_and_opens_new_ones(
+    ray_session, tmp_path
+):
+    import chronoray as cr
+    from bench.workloads import write_snap
+    from chronoray.testing import kill_controller
+
+    rows = skewed(2_000)
+    write_snap(tmp_path / "a.txt", rows[:1_000])  # b goes on where a ends (its floor)
+    write_snap(tmp_path / "b.txt", rows[1_000:])
+    with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g")) as g:
+        job = g.ingest(cr.SnapEdgeSource(tmp_path / "a.txt"), wait=False)
+        assert job.wait(timeout=300).updates == 1_000
+        kill_controller(g)
+        assert job.done() and job.wait().updates == 1_000  # its end outlived the controller
+        assert g.ingest(cr.SnapEdgeSource(tmp_path / "b.txt")).updates == 1_000
+        stats = g.stats()
+        assert stats.edges == len({(s, d) for s, d, _ in rows})
+        assert {"a.txt", "b.txt"} <= set(stats.sources)
