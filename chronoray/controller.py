@@ -54,6 +54,7 @@ from typing import Any
 
 import ray
 
+from chronoray.handles import ShardHandle
 from chronoray.ingest import SourceFinal
 from shards.coordinator import (
     AdvanceWatermark,
@@ -75,7 +76,7 @@ from shards.coordinator import (
     SourceProgressed,
 )
 from shards.protocol import ShardSettings, ShardStats
-from shards.worker import ACTOR_ERRORS, shard_actor_name
+from shards.worker import ACTOR_ERRORS
 
 __all__ = [
     "CONTROLLER_NAME",
@@ -191,7 +192,7 @@ class GraphController:
             kept = ControllerState(time.time(), seq=time.time_ns() if restarted else 0)
         self._kept = kept
         self._info = dict(info, created=self._kept.created)
-        self._shards: list[Any] = []
+        self._shards: list[ShardHandle] = []
         self._coordinator = SourceCoordinator(num_shards)
         self._seq = self._kept.seq  # numbers what the shards are told: they take only newer
         self._sources: dict[str, Any] = {}
@@ -212,10 +213,7 @@ class GraphController:
         of the recovered coordinator sent to the shards. Nothing here waits for a shard:
         one restarting at the same time waits for this controller (``shard_restarted``)."""
         graph_id, namespace = self._info["graph_id"], self._info["namespace"]
-        self._shards = [
-            ray.get_actor(shard_actor_name(graph_id, k), namespace=namespace)
-            for k in range(num_shards)
-        ]
+        self._shards = [ShardHandle.named(graph_id, k, namespace) for k in range(num_shards)]
         for name in self._kept.floors:
             self._register(name, self._source_actor(self._kept.actors.get(name)))
         for instruction in self._coordinator.handle(Recovered(dict(self._kept.floors))):
@@ -248,11 +246,12 @@ class GraphController:
 
     async def info(self) -> dict[str, Any]:
         """What the graph is: name, ids, log directory, manifest, config, shard handles."""
-        return dict(self._info, shards=list(self._shards), sources=sorted(self._sources))
+        shards = [s.actor for s in self._shards]
+        return dict(self._info, shards=shards, sources=sorted(self._sources))
 
     async def set_shards(self, shards: list[Any]) -> None:
         """The shard actors (set once, after they were created)."""
-        self._shards = list(shards)
+        self._shards = [ShardHandle(actor) for actor in shards]
 
     async def update_manifest(self, manifest: dict[str, Any]) -> None:
         """Record a changed manifest (e.g. new shard nodes)."""
@@ -402,10 +401,10 @@ class GraphController:
         match instruction:
             case SetFrontier(time=t, reset=reset):
                 seq = self._number()
-                return [s.set_frontier.remote(t, reset, seq) for s in self._shards]
+                return [s.set_frontier(t, reset, seq) for s in self._shards]
             case SetGate(gate=gate):
                 seq = self._number()
-                return [s.set_gate.remote(gate, seq) for s in self._shards]
+                return [s.set_gate(gate, seq) for s in self._shards]
             case (
                 AdvanceWatermark(source=name) | Resend(source=name) | ReportProgress(source=name)
             ) if name in self._mail:
@@ -433,7 +432,7 @@ class GraphController:
         (waiting for a shard that restarts)."""
         while True:
             results = await asyncio.gather(
-                *[s.stats.remote() for s in self._shards], return_exceptions=True
+                *[s.stats() for s in self._shards], return_exceptions=True
             )
             if not any(isinstance(r, ACTOR_ERRORS) for r in results):
                 break
