@@ -1,10 +1,12 @@
 """Restarts during a multi-source ingest: does every past cut still equal the file?
 
 Two sources -- the odd and the even lines of a skewed stream
-(:func:`bench.workloads.skewed_stream`) -- feed 4 shards while shards and source actors
-die: on Ray, their processes are SIGKILLed (:func:`chronoray.testing.kill_shard`,
-:func:`chronoray.testing.kill_source`; Ray restarts them, they recover from the logs); in
-process, :meth:`shards.local.LocalRuntime.crash` and ``crash_source`` drop their memory.
+(:func:`bench.workloads.skewed_stream`) -- feed 4 shards while shards, source actors and
+the graph's controller die: on Ray, their processes are SIGKILLed
+(:func:`chronoray.testing.kill_shard`, :func:`~chronoray.testing.kill_source`,
+:func:`~chronoray.testing.kill_controller`; Ray restarts them, they recover from the logs
+and the controller's file); in process, :meth:`shards.local.LocalRuntime.crash`,
+``crash_source`` and ``crash_coordinator`` drop their memory.
 Kills are spread over the ingest by how much the sources have read. Afterwards the graph
 at many past times ``T`` is compared with the stream's lines up to ``T`` (every pair's
 count): an update logged later than its own time is missing from the cuts between the two.
@@ -67,9 +69,10 @@ def compare(rows: list[Row], times: list[float], counts_at: Callable[[float], Co
 
 
 def kill_plan(kills: int, shards: int, seed: int) -> list[tuple[str, int]]:
-    """Which process each kill hits: shards and the two source actors, in a seeded order
-    with every one of them hit when there are enough kills."""
+    """Which process each kill hits: shards, the two source actors and the controller, in
+    a seeded order with every one of them hit when there are enough kills."""
     targets = [("shard", k) for k in range(shards)] + [("source", 0), ("source", 1)]
+    targets.append(("controller", 0))
     rng = random.Random(seed)
     plan: list[tuple[str, int]] = []
     while len(plan) < kills:
@@ -100,7 +103,16 @@ def ray_run(events: int, kills: int, shards: int, workdir: Path, seed: int = 5) 
         ray.shutdown()
 
 
-def _ray_ingest(rows: list[Row], kills: int, shards: int, workdir: Path, seed: int) -> dict:
+def _ray_ingest(
+    rows: list[Row],
+    kills: int,
+    shards: int,
+    workdir: Path,
+    seed: int,
+    plan: list[tuple[str, int]] | None = None,
+) -> dict:
+    """Ingest both halves of ``rows`` on the connected Ray with ``kills`` SIGKILLs (of the
+    targets :func:`kill_plan` chooses, or ``plan``'s); the cuts compared with the file."""
     import chronoray as cr
     from bench.workloads import write_snap
 
@@ -110,7 +122,8 @@ def _ray_ingest(rows: list[Row], kills: int, shards: int, workdir: Path, seed: i
     started = time.perf_counter()
     with cr.GraphCluster(num_shards=shards, log_dir=str(workdir / "g")) as g:
         jobs = g.ingest_many([cr.SnapEdgeSource(p) for p in paths], wait=False)
-        done = _kill_during(g, jobs, kill_plan(kills, shards, seed), len(rows))
+        plan = plan if plan is not None else kill_plan(kills, shards, seed)
+        done = _kill_during(g, jobs, plan, len(rows))
         reports = [job.wait(timeout=3600) for job in jobs]
         g.wait_idle()
         seconds = time.perf_counter() - started
@@ -143,17 +156,23 @@ def _kill_during(graph: Any, jobs: list[Any], plan: list[tuple[str, int]], total
             break
         if kind == "source" and jobs[k].done():
             continue
-        if _answering(_killer(graph, jobs, kind, k)):
+        kill = _killer(graph, jobs, kind, k)
+        if kill is not None and _answering(kill):
             done.append(f"{kind} {k}")
     return done
 
 
-def _killer(graph: Any, jobs: list[Any], kind: str, k: int) -> Callable[[], int]:
-    from chronoray.testing import kill_shard, kill_source
+def _killer(graph: Any, jobs: list[Any], kind: str, k: int) -> Callable[[], int] | None:
+    """How to kill the target (``None``: a controller in a tree that cannot restart it,
+    such as ``--before``'s: its kill would lose the graph, not test its recovery)."""
+    from chronoray import testing
 
     if kind == "shard":
-        return lambda: kill_shard(graph, k)
-    return lambda: kill_source(jobs[k])
+        return lambda: testing.kill_shard(graph, k)
+    if kind == "controller":
+        kill_controller = getattr(testing, "kill_controller", None)
+        return None if kill_controller is None else lambda: kill_controller(graph)
+    return lambda: testing.kill_source(jobs[k])
 
 
 def _read_at_least(jobs: list[Any], n: int) -> bool:
@@ -202,9 +221,16 @@ class _Faulty:
             yield Update.add_edge(s, d, t).with_origin(self.name, offset)
 
 
-def local_run(events: int, crashes: int, shards: int, seed: int = 5) -> dict:
+def local_run(
+    events: int,
+    crashes: int,
+    shards: int,
+    seed: int = 5,
+    plan: list[tuple[str, int]] | None = None,
+) -> dict:
     """Ingest both halves in process (``LocalRuntime``) with ``crashes`` crashes of
-    shards and sources spread over the ingest; the cuts compared with the file."""
+    shards, sources and the coordinator (those :func:`kill_plan` chooses, or ``plan``'s)
+    spread over the ingest; the cuts compared with the file."""
     from shards.local import LocalRuntime
     from snapshot.reconstruct import rebuild_part
 
@@ -213,10 +239,14 @@ def local_run(events: int, crashes: int, shards: int, seed: int = 5) -> dict:
     names = ["odd", "even"]
     halves = [rows[0::2], rows[1::2]]
     faults: list[dict[int, Callable[[], None]]] = [{}, {}]
-    for i, (kind, k) in enumerate(kill_plan(crashes, shards, seed), start=1):
+    plan = plan if plan is not None else kill_plan(crashes, shards, seed)
+    crashes = len(plan)
+    for i, (kind, k) in enumerate(plan, start=1):
         at = len(halves[0]) * i // (crashes + 1)
         if kind == "shard":
             faults[i % 2][at] = lambda k=k: rt.crash(k)
+        elif kind == "controller":
+            faults[i % 2][at] = rt.crash_coordinator
         else:
             faults[i % 2][at] = lambda k=k: rt.crash_source(names[k])
     started = time.perf_counter()
@@ -310,9 +340,10 @@ def _table(result: dict[str, Any]) -> str:
         "",
         f"{result['machine']['cpus']} CPUs, load {result['load'][0]:.1f}. Two sources (odd and "
         "even lines of the skewed stream) into 4 shards; kills spread over the ingest by "
-        "updates read (Ray: SIGKILL of shard and source actor processes; local: "
-        "`crash`/`crash_source`). A cut is exact when every pair's count equals the file's "
-        f"up to T. 'before' = commit {result['before']}.",
+        "updates read (Ray: SIGKILL of shard, source actor and controller processes, "
+        "`killed` in the JSON; local: `crash`/`crash_source`/`crash_coordinator`). A cut is "
+        "exact when every pair's count equals the file's up to T."
+        + (f" 'before' = commit {result['before']}." if result["before"] else ""),
         "",
         "| run | events | kills | ingest s | resent batches | cuts exact "
         "| first wrong cut: updates at T, file / cut |",

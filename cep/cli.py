@@ -99,14 +99,13 @@ def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
     import chronoray as cr
     from cep.debs import QUERY_FILES, run_query
     from chronoray.ingest import count_lines
-    from shards.progress import progress_reporter
 
     out: Path = run.pop("out")
     rejects = run.pop("rejects")
     if run["on_error"] == "skip" and rejects is None:
         rejects = out.with_name(out.name + ".rejects.tsv")
     total = sum(count_lines(Path(getattr(files, kind))) for kind in QUERY_FILES[query])
-    bar = progress_reporter(_err.is_terminal, f"cep {query}", total, unit="events", console=_err)
+    bar = cr.progress_reporter(_err.is_terminal, f"cep {query}", total, unit="events", console=_err)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         with out.open("w", encoding="utf-8", newline="\n") as f, bar:

@@ -8,6 +8,10 @@
     with cr.GraphCluster(runtime="local", log_dir="logs") as g:    # in this process
         g.ingest([a, b], cr.IngestOptions(allowed_lateness=60))
 
+Progress bars: every ``progress=`` argument takes ``False``, ``True`` (a bar) or a callable
+(:data:`Progress`); :func:`progress_reporter` makes the same kind of reporter for your own
+long work (a bar with a title, total, unit and note, drawn on a ``rich`` console).
+
 Everything else (``chronoray.ray_graph``, ``chronoray.local_graph``, ``chronoray.ingest``,
 ``chronoray.controller``, ``chronoray.deploy``, ``shards.*``...) is internal: a developer
 API that may change between versions.
@@ -56,6 +60,7 @@ from ephemeral import (
     WeaklyConnectedComponents,
 )
 from shards.core import VertexNotFound
+from shards.progress import Progress, Reporter, progress_reporter
 from snapshot import Snapshot, SnapshotMeta, algorithms
 from snapshot.models import (
     PregelJob,
@@ -98,6 +103,8 @@ __all__ = [
     "MalformedRecord",
     "PregelJob",
     "PregelProgram",
+    "Progress",
+    "Reporter",
     "Notification",
     "OutOfOrder",
     "ShardsUnavailable",
@@ -121,6 +128,7 @@ __all__ = [
     "write_tides",
     "open_source",
     "pregel",
+    "progress_reporter",
     "replay",
     "scatter_gather",
     "temporal_mapreduce",

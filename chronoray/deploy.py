@@ -86,6 +86,8 @@ def deploy(
             namespace=namespace,
             num_cpus=0,
             max_concurrency=1000,
+            max_restarts=-1,  # it recovers from the shards and LOG_DIR/controller.pickle
+            max_task_retries=0,  # a caller retries what the restart interrupted
             **shard_options("local", home_key, nodes),  # the driver's node
             **detached,
         )

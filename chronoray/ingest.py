@@ -25,10 +25,14 @@ Guarantees:
   and applied all it sent.
 * While a shard is unavailable (its node is gone), the source waits and says so in its
   status (:meth:`SourceActor.progress`), instead of hanging without a word.
+* The graph's controller may die and come back meanwhile: a call to it that fails is
+  made again once it is back, and the pump reports its progress to the new instance when
+  asked (:class:`~shards.coordinator.ReportProgress`).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -39,7 +43,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import ray
+from ray import ObjectRef
 
+from chronoray.handles import ControllerHandle, ShardHandle
 from chronoray.sources import (
     MalformedRecord,
     OutOfOrder,
@@ -51,12 +57,18 @@ from chronoray.sources import (
     late_record,
     read_updates,
 )
-from shards.coordinator import DEFAULT_IDLE_TIMEOUT, AdvanceWatermark, Resend, source_channel
+from shards.coordinator import (
+    DEFAULT_IDLE_TIMEOUT,
+    AdvanceWatermark,
+    ReportProgress,
+    Resend,
+    source_channel,
+)
 from shards.core import Batch, Outcome
 from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
 from shards.watermark import LatePolicy, show_time
-from shards.worker import ACTOR_ERRORS, answer, shard_actor_name
+from shards.worker import ACTOR_ERRORS
 from vertex.records import Update
 
 __all__ = [
@@ -157,8 +169,8 @@ class FeedPump:
     def __init__(
         self,
         feed: SourceFeed,
-        shards: list[Any],
-        controller: Any,
+        shards: list[ShardHandle],
+        controller: ControllerHandle,
         max_inflight: int,
         on_batch: Callable[[int], None] | None = None,
         incarnations: list[str] | None = None,
@@ -170,7 +182,7 @@ class FeedPump:
         self.on_batch = on_batch
         self.waiting: str | None = None
         self.lock = threading.RLock()
-        self._inflight: list[deque[tuple[Batch, Any]]] = [deque() for _ in shards]
+        self._inflight: list[deque[tuple[Batch, ObjectRef[Outcome]]]] = [deque() for _ in shards]
         self._incarnations = incarnations or [""] * len(shards)
         self._told = (feed.frontier, feed.promise().time)
         self._in_callback = False
@@ -184,8 +196,8 @@ class FeedPump:
     def resume(
         cls,
         name: str,
-        shards: list[Any],
-        controller: Any,
+        shards: list[ShardHandle],
+        controller: ControllerHandle,
         batch_size: int,
         max_inflight: int,
         *,
@@ -199,7 +211,7 @@ class FeedPump:
         channel = source_channel(name)
         waiting: list[str | None] = [None]
         positions = _retrying(
-            lambda: ray.get([s.wait_applied.remote(channel, 0, 0.0) for s in shards]),
+            lambda: ray.get([s.wait_applied(channel, 0, 0.0) for s in shards]),
             lambda text: waiting.__setitem__(0, text),
             "the shards",
         )
@@ -258,7 +270,10 @@ class FeedPump:
         wait = min(self.idle_timeout / 4, _POLL)
         while not self._closed and ray.is_initialized():  # (a call after shutdown: auto-init)
             try:
-                todo = ray.get(self.controller.instructions.remote(name, wait))
+                todo = self.controller.instructions(name, wait)
+                idle = time.monotonic() - self._last_read
+                if self._reading and idle >= self.idle_timeout:
+                    todo += self.controller.source_idle(name)
             except Exception as exc:
                 if self._closed or not ray.is_initialized():
                     return  # the graph (or Ray) shut down after the source ended
@@ -268,9 +283,6 @@ class FeedPump:
                 time.sleep(0.1)
                 continue
             self._status(None)
-            idle = time.monotonic() - self._last_read
-            if self._reading and idle >= self.idle_timeout:
-                todo += ray.get(self.controller.source_idle.remote(name))
             with self.lock:
                 for instruction in todo:
                     self._carry_out(instruction, idle)
@@ -285,6 +297,8 @@ class FeedPump:
                     self._send_all(self.feed.advance(mark))
                     self._tell_progress()
                     self.waiting = f"idle for {idle:.0f} s: watermark moved up to {mark}"
+            case ReportProgress():
+                self._tell_progress(force=True)
 
     def _send_all(self, batches: list[tuple[int, Batch]]) -> None:
         """Send ``batches``; at a barrier, wait for it, then send what it held back."""
@@ -299,7 +313,7 @@ class FeedPump:
             batches = self.feed.pass_barrier()
 
     def _send(self, shard: int, batch: Batch) -> None:
-        self._inflight[shard].append((batch, self.shards[shard].push.remote(batch)))
+        self._inflight[shard].append((batch, self.shards[shard].push(batch)))
         if self.on_batch is not None and not self._in_callback:
             self._in_callback = True  # a callback that takes a snapshot must not re-enter
             try:
@@ -309,14 +323,15 @@ class FeedPump:
         self._settle(shard, self.max_inflight)
         self._tell_progress()
 
-    def _tell_progress(self) -> None:
-        """Tell the controller the feed's frontier and promise when either went up."""
+    def _tell_progress(self, *, force: bool = False) -> None:
+        """Tell the controller the feed's frontier and promise when either went up (or,
+        ``force``, in any case: a restarted controller asks)."""
         frontier, promise = self.feed.frontier, self.feed.promise()
         told_frontier, told_promise = self._told
-        if frontier > told_frontier or promise.time > told_promise:
+        if force or frontier > told_frontier or promise.time > told_promise:
             self._told = (max(frontier, told_frontier), max(promise.time, told_promise))
             name, reach = self.feed.source, self.feed.max_ts
-            self.controller.source_progress.remote(name, frontier, promise, reach)
+            self.controller.source_progress(name, frontier, promise, reach)
 
     def _settle(self, shard: int, keep: int) -> None:
         """Wait until at most ``keep`` calls to ``shard`` are open, and take every
@@ -348,7 +363,7 @@ class FeedPump:
             self.feed.ack(shard, outcome.applied)
         if not self.feed.open_batches(shard):  # nothing to resend: just take its id
             outcome = _retrying(
-                lambda: ray.get(actor.wait_applied.remote(self.feed.channel, 0, 0.0)),
+                lambda: ray.get(actor.wait_applied(self.feed.channel, 0, 0.0)),
                 self._status,
                 f"shard {shard}",
             )
@@ -368,7 +383,7 @@ class FeedPump:
         for shard, actor in enumerate(self.shards):
             while opened := self.feed.open_batches(shard):
                 try:
-                    outcome = ray.get(actor.wait_applied.remote(channel, opened[-1].last, _WAIT))
+                    outcome = ray.get(actor.wait_applied(channel, opened[-1].last, _WAIT))
                 except ACTOR_ERRORS:
                     with self.lock:
                         self._resend(shard)
@@ -429,16 +444,15 @@ class FeedPump:
         }
 
 
-def _push(actor: Any, batch: Batch) -> Outcome:
-    outcome: Outcome = ray.get(actor.push.remote(batch))
-    return outcome
+def _push(actor: ShardHandle, batch: Batch) -> Outcome:
+    return ray.get(actor.push(batch))
 
 
-def _pending_after(actor: Any, t: float) -> bool:
-    return bool(ray.get(actor.wait_pending_after.remote(t, _WAIT)))
+def _pending_after(actor: ShardHandle, t: float) -> bool:
+    return ray.get(actor.wait_pending_after(t, _WAIT))
 
 
-def _answered(ref: Any) -> bool:
+def _answered(ref: ObjectRef[Outcome]) -> bool:
     ready, _ = ray.wait([ref], timeout=0)
     return bool(ready)
 
@@ -535,12 +549,11 @@ class SourceActor:
         options: dict[str, Any] | None = None,
     ) -> None:
         graph_id, namespace, controller_name, num_shards = graph
-        shards = [
-            ray.get_actor(shard_actor_name(graph_id, k), namespace=namespace)
-            for k in range(num_shards)
-        ]
-        controller = ray.get_actor(controller_name, namespace=namespace)
-        floor = float(answer(controller.source_floor.remote(source.name)))
+        shards = [ShardHandle.named(graph_id, k, namespace) for k in range(num_shards)]
+        controller = ControllerHandle(  # it must come back: this source cannot end without it
+            ray.get_actor(controller_name, namespace=namespace), patience=math.inf
+        )
+        floor = controller.source_floor(source.name)
         self.pump: FeedPump = FeedPump.resume(
             source.name,
             shards,
@@ -550,7 +563,7 @@ class SourceActor:
             floor=floor,
             **(options or {}),
         )
-        self.controller: Any = controller
+        self.controller = controller
         self.source: Source = source
         self.on_error: OnError = on_error
         self.rejects: str | None = rejects
@@ -559,7 +572,7 @@ class SourceActor:
 
     def _run(self) -> None:
         report, error = feed_source(self.pump, self.source, self.on_error, self.rejects, _no_tick)
-        self.controller.close_source.remote(self.source.name, SourceFinal(report, error))
+        self.controller.close_source(self.source.name, SourceFinal(report, error))
 
     def progress(self) -> dict[str, Any]:
         """The feed's counters and what it waits for."""
@@ -660,14 +673,16 @@ class SourceJob(IngestJob):
     """A source fed by a source actor on the cluster; its end is long-polled from the
     graph's controller."""
 
-    def __init__(self, name: str, actor: Any, controller: Any, total: int | None) -> None:
+    def __init__(
+        self, name: str, actor: Any, controller: ControllerHandle, total: int | None
+    ) -> None:
         self.name = name
         self.actor = actor
         self.controller = controller
         self.total = total
 
     def done(self) -> bool:
-        return ray.get(self.controller.final.remote(self.name, 0.0)) is not None
+        return self.controller.final(self.name, 0.0) is not None
 
     def progress(self) -> dict[str, Any]:
         if self.done():
@@ -681,7 +696,7 @@ class SourceJob(IngestJob):
         deadline = None if timeout is None else time.monotonic() + timeout
         with ingest_reporter(progress, self.name, self.total) as bar:
             while True:
-                final = ray.get(self.controller.final.remote(self.name, _POLL))
+                final = self.controller.final(self.name, _POLL)
                 if final is not None:
                     break
                 state = self.progress()

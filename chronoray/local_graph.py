@@ -209,6 +209,10 @@ class LocalGraph:
         """Lose ``shard``'s memory and rebuild it from its log, as a process kill would."""
         self.runtime.crash(shard)
 
+    def crash_coordinator(self) -> None:
+        """Lose the source coordinator's memory, as a kill of the Ray controller would."""
+        self.runtime.crash_coordinator()
+
     # -- live computations ------------------------------------------------------------
 
     def start_computation(self, computation: Computation, id: str | None = None) -> LiveComputation:

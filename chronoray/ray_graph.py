@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import ray
+from ray import ObjectRef
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from chronoray.config import Config
@@ -31,6 +32,7 @@ from chronoray.connect import ensure_ray
 from chronoray.controller import CONTROLLER_NAME, graph_namespace, named_graphs
 from chronoray.deploy import Deployment, deploy, shard_log_path, stop
 from chronoray.errors import GraphNotFound, ShardsUnavailable, SnapshotNotReady, SourceBusy
+from chronoray.handles import ControllerHandle, ShardHandle
 from chronoray.ingest import (
     FeedPump,
     IngestJob,
@@ -57,9 +59,9 @@ from ephemeral.live import (
 )
 from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
 from shards.coordinator import source_channel
-from shards.protocol import ShardStats
+from shards.protocol import Outcome, ShardStats
 from shards.routing import shard_of
-from shards.worker import ACTOR_ERRORS, answer
+from shards.worker import ACTOR_ERRORS
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
 from vertex.model import VertexTypes
 from vertex.records import VertexId
@@ -71,6 +73,9 @@ if TYPE_CHECKING:
 __all__ = ["RayGraph"]
 
 _IDLE_POLL = 1.0  # seconds a shard waits for quiet before it answers anyway
+
+
+T = TypeVar("T")
 
 
 def _retrying(call: Callable[[], Any], attempts: int = 600) -> Any:
@@ -112,8 +117,8 @@ class RayGraph:
         self.deployment = deployment
         self.graph_id = deployment.graph_id
         self.namespace = deployment.namespace
-        self._controller = deployment.controller
-        self._shards = deployment.shards
+        self._controller = ControllerHandle(deployment.controller)
+        self._shards = [ShardHandle(actor) for actor in deployment.shards]
         self.owner = name is None  # close() stops a private graph, detaches from a named one
         self._pumps: dict[str, FeedPump] = {}
         self._closed = False
@@ -129,7 +134,7 @@ class RayGraph:
             raise GraphNotFound(
                 f"no graph named {name!r} in the Ray cluster (running: {running})"
             ) from None
-        info: dict[str, Any] = answer(controller.info.remote())
+        info = ControllerHandle(controller).info()
         deployment = Deployment(
             info["graph_id"], info["namespace"], CONTROLLER_NAME, controller, info["shards"]
         )
@@ -158,8 +163,8 @@ class RayGraph:
 
     @property
     def shards(self) -> list[Any]:
-        """The shard actor handles."""
-        return list(self._shards)
+        """The shard actor handles (Ray's)."""
+        return [s.actor for s in self._shards]
 
     def close(self) -> None:
         """Let go: a private graph is stopped, a named one keeps running."""
@@ -179,7 +184,7 @@ class RayGraph:
         from chronoray.graph import GraphStatus
 
         alive = {n.key for n in alive_nodes()}
-        pings = [s.ping.remote() for s in self._shards]
+        pings = [s.ping() for s in self._shards]
         ready, _ = ray.wait(pings, num_returns=len(pings), timeout=timeout)
         shards = []
         for k, ref in enumerate(pings):
@@ -195,7 +200,7 @@ class RayGraph:
                 {"shard": k, "node": key, "node_alive": key in alive, "answering": answering}
             )
         sources: dict[str, dict[str, Any]] = {}
-        for source, actor in ray.get(self._controller.sources.remote()).items():
+        for source, actor in self._controller.sources().items():
             if actor is None:
                 pump = self._pumps.get(source)
                 sources[source] = pump.progress() if pump else {"fed from": "another driver"}
@@ -256,10 +261,11 @@ class RayGraph:
         """Register sources ``names`` with the controller, all before any of them sends;
         a name already feeding is refused (:class:`SourceBusy`) and nothing is opened."""
         opened: list[str] = []
+        token = uuid.uuid4().hex  # a retried open that went through is not refused
         for name in names:
-            if not ray.get(self._controller.open_source.remote(name)):
+            if not self._controller.open_source(name, token):
                 for done in opened:
-                    ray.get(self._controller.close_source.remote(done, SourceFinal()))
+                    self._controller.close_source(done, SourceFinal())
                 raise SourceBusy(f"source {name!r} is already feeding this graph")
             opened.append(name)
 
@@ -268,9 +274,11 @@ class RayGraph:
     ) -> IngestJob:
         """The source actor feeding ``source``, on this driver's node."""
         c = self.config
+        actor_name = f"chronoray-{self.graph_id}-source-{uuid.uuid4().hex[:10]}"
         actor = (
             ray.remote(SourceActor)
             .options(
+                name=actor_name,  # a restarted controller finds it by name
                 num_cpus=0,
                 max_restarts=-1,
                 max_concurrency=8,
@@ -290,7 +298,7 @@ class RayGraph:
                 feed,
             )
         )
-        ray.get(self._controller.source_actor.remote(source.name, actor))
+        self._controller.source_actor(source.name, actor, actor_name)
         return SourceJob(source.name, actor, self._controller, total)
 
     def _ingest_here(
@@ -328,7 +336,7 @@ class RayGraph:
         pump: FeedPump | None = None
         try:
             c = self.config
-            floor = ray.get(self._controller.source_floor.remote(name))
+            floor = self._controller.source_floor(name)
             options = {"halves": self.types.stream_edges, **options}
             pump = FeedPump.resume(
                 name,
@@ -345,7 +353,7 @@ class RayGraph:
             if pump is not None:
                 pump.close()
             ended = final if final is not None else SourceFinal()
-            ray.get(self._controller.close_source.remote(name, ended))
+            self._controller.close_source(name, ended)
             self._pumps.pop(name, None)
 
     def ingest_spark(
@@ -373,7 +381,7 @@ class RayGraph:
             graph,
             frame,
             columns,
-            active=ray.get(self._controller.sources.remote()),
+            active=self._controller.sources(),
             source=source,
             parts=parts or self.num_shards,
             on_error=on_error,
@@ -390,7 +398,7 @@ class RayGraph:
         while True:
             left = _IDLE_POLL if deadline is None else deadline - time.monotonic()
             wait = max(0.0, min(left, _IDLE_POLL))
-            answers = self._from_shards(lambda s: s.wait_quiet.remote(wait))  # noqa: B023
+            answers = self._from_shards(lambda s: s.wait_quiet(wait))  # noqa: B023
             clocks = [(a.worker_clock, a.side_processed) for a in answers]
             if all(a.quiet for a in answers):
                 if clocks == previous:
@@ -406,40 +414,37 @@ class RayGraph:
     def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
         """Type, clock, event time, state, out- and in-edges of ``vertex_id``."""
         shard = self._shards[shard_of(vertex_id, self.num_shards)]
-        found: dict[str, Any] = answer(shard.vertex.remote(vertex_id))
-        return found
+        return ray.get(shard.vertex(vertex_id))
 
     def stats(self) -> list[ShardStats]:
         """Every shard's counters (waiting for restarting shards)."""
-        return self._from_shards(lambda s: s.stats.remote())
+        return self._from_shards(lambda s: s.stats())
 
     def summary(self) -> dict[str, dict[str, Any]]:
         """Per source name, what its last ingestion read and its event-time counters."""
-        summary: dict[str, dict[str, Any]] = answer(self._controller.summary.remote())
-        return summary
+        return self._controller.summary()
 
     def edges(self) -> Iterator[tuple[VertexId, VertexId, dict[str, Any]]]:
         """Every edge as ``(src, dst, props)``, shard by shard."""
-        for part in ray.get([s.edges.remote() for s in self._shards]):
+        for part in ray.get([s.edges() for s in self._shards]):
             yield from part
 
     def degrees(self) -> dict[VertexId, tuple[int, int]]:
         """``vertex -> (out_degree, in_degree)`` for the whole graph."""
-        parts = ray.get([s.degrees.remote() for s in self._shards])
-        return {v: (o, i) for part in parts for v, o, i in part}
+        degrees = ray.get([s.degrees() for s in self._shards])
+        return {v: (o, i) for part in degrees for v, o, i in part}
 
     def errors(self) -> list[tuple[int, int, VertexId, str]]:
         """Recent failed behaviors as ``(shard, worker clock, vertex, error)``."""
-        parts = ray.get([s.recent_errors.remote() for s in self._shards])
-        return [(k, wc, v, e) for k, part in enumerate(parts) for wc, v, e in part]
+        errors = ray.get([s.recent_errors() for s in self._shards])
+        return [(k, wc, v, e) for k, part in enumerate(errors) for wc, v, e in part]
 
-    def _from_shards(self, call: Callable[[Any], Any]) -> list[Any]:
+    def _from_shards(self, call: Callable[[ShardHandle], ObjectRef[T]]) -> list[T]:
         """``call(shard)`` on every shard, waiting up to 30 s for restarting shards; then
         :class:`ShardsUnavailable` saying which shard waits for which node."""
         try:
-            return _retrying(  # type: ignore[no-any-return]
-                lambda: ray.get([call(s) for s in self._shards]), 300
-            )
+            answers: list[T] = _retrying(lambda: ray.get([call(s) for s in self._shards]), 300)
+            return answers
         except ACTOR_ERRORS:
             problems = "; ".join(self.status(2.0).describe()) or "a shard does not answer"
             raise ShardsUnavailable(problems) from None
@@ -452,7 +457,7 @@ class RayGraph:
 
     def shard_node_ids(self) -> list[str]:
         """The Ray node each shard runs on now; waits for a restarting shard."""
-        nodes: list[str] = _retrying(lambda: ray.get([s.node.remote() for s in self._shards]))
+        nodes: list[str] = _retrying(lambda: ray.get([s.node() for s in self._shards]))
         return nodes
 
     def read_logs(
@@ -496,7 +501,7 @@ class RayGraph:
         deadline = time.monotonic() + timeout
         while True:
             waiting: dict[tuple[str, int], int] = {}
-            for name, actor in ray.get(self._controller.sources.remote()).items():
+            for name, actor in self._controller.sources().items():
                 for shard, last in self._source_open_through(name, actor, t):
                     key = (source_channel(name), shard)
                     waiting[key] = max(last, waiting.get(key, 0))
@@ -515,14 +520,15 @@ class RayGraph:
     def _quiet_through(self, t: float, wait: float) -> bool:
         """Whether no shard holds a message of time ``<= t``, once so (or after ``wait``
         seconds)."""
-        return all(self._from_shards(lambda s: s.wait_pending_after.remote(t, wait)))
+        quiet = self._from_shards(lambda s: s.wait_pending_after(t, wait))
+        return all(quiet)
 
     def _applied_on(self, shard: int, channel: str, position: int, wait: float) -> bool:
         """Whether ``shard`` applied ``channel`` through ``position``, once it did (or
         after ``wait`` seconds)."""
         actor = self._shards[shard]
-        outcome = _retrying(lambda: ray.get(actor.wait_applied.remote(channel, position, wait)))
-        return bool(outcome.applied >= position)
+        outcome: Outcome = _retrying(lambda: ray.get(actor.wait_applied(channel, position, wait)))
+        return outcome.applied >= position
 
     def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]]:
         """The open batches of source ``name`` holding updates of time ``<= t``."""
@@ -545,7 +551,17 @@ class RayGraph:
         import os
         import signal
 
-        pid: int = ray.get(self._shards[shard].pid.remote())
+        pid = ray.get(self._shards[shard].pid())
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def crash_controller(self) -> int:
+        """SIGKILL the graph's controller's process (Ray restarts it; it recovers from the
+        shards, its state file and the sources' reports); returns the killed pid."""
+        import os
+        import signal
+
+        pid = self._controller.pid()
         os.kill(pid, signal.SIGKILL)
         return pid
 
@@ -569,7 +585,7 @@ class RayGraph:
     @property
     def live(self) -> RayBackend:
         """How live computations reach the shards."""
-        return RayBackend(self._shards, self.wait_idle)
+        return RayBackend(self.shards, self.wait_idle)
 
     def start_computation(self, computation: Computation, id: str | None = None) -> LiveComputation:
         """Start an ephemeral live computation on the shards."""

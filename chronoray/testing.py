@@ -6,7 +6,8 @@
   truth to compare a graph with.
 * :func:`kill_shard` kills a shard actor's process (``SIGKILL``, no clean stop), the way a
   crash would.
-* :func:`kill_source` does the same to a source actor (it resumes from what was logged).
+* :func:`kill_source` does the same to a source actor (it resumes from what was logged),
+  :func:`kill_controller` to the graph's controller (it recovers its view of the sources).
 * :class:`RayHead` runs a real ``ray start --head`` on loopback (own ports, own temp dir,
   job server on) and submits ``ray job submit`` jobs to it; it is stopped by the pid it
   started, never by ``ray stop`` (other Ray instances on the machine are left alone).
@@ -49,6 +50,7 @@ __all__ = [
     "edge_oracle",
     "RayHead",
     "free_port",
+    "kill_controller",
     "kill_shard",
     "kill_source",
     "simulated_cluster",
@@ -143,6 +145,21 @@ def kill_source(job: Any) -> int:
     pid. Ray restarts the actor, which resumes from what the shards logged."""
     pid: int = ray.get(job.actor.pid.remote())
     os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def kill_controller(graph: Any) -> int:
+    """SIGKILL the process of ``graph``'s controller; returns the killed pid.
+
+    Ray restarts it; the new instance finds the shards, takes the open sources back from
+    ``LOG_DIR/controller.pickle`` and has every source report its progress again. A graph
+    running in this process (``runtime="local"``) loses its source coordinator's memory the
+    same way (the pid returned is this process's).
+    """
+    if getattr(graph, "runtime", "ray") == "local":
+        graph._runtime.crash_coordinator()
+        return os.getpid()
+    pid: int = graph._runtime.crash_controller()
     return pid
 
 

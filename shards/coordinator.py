@@ -22,7 +22,15 @@ What it decides:
 * **idle sources**: a source that read nothing for its idle timeout catches its watermark
   up with the others' (:class:`AdvanceWatermark`);
 * **restarted shards**: a shard that lost its memory gets the frontier and the gate again,
-  and every active source resends what that shard has not logged (:class:`Resend`).
+  and every active source resends what that shard has not logged (:class:`Resend`);
+* **a restarted coordinator** (its runtime's process died): what must outlive it is only
+  :attr:`SourceCoordinator.floors` -- which sources are open, each with its floor, kept
+  durable by the runtime whenever it changes. A new coordinator takes them back
+  (:class:`Recovered`): each recovered source's frontier is ``-inf`` and its promise its
+  floor (both true, and below anything it told before) until it reports again
+  (:class:`ReportProgress`); the shards get that gate at once, and the frontier (which
+  they never lower without a reset) goes up only once every source reported. Until then
+  the merge waits; nothing runs out of event-time order.
 
 **One meaning of promise.** A source's :class:`Promise` ``(time, sent)`` says: on shard
 ``k``, every item of this source after position ``sent[k]`` has an event time ``>= time``.
@@ -65,7 +73,9 @@ __all__ = [
     "Instruction",
     "Promise",
     "ReadFloor",
+    "Recovered",
     "Refuse",
+    "ReportProgress",
     "Resend",
     "SetFrontier",
     "SetGate",
@@ -167,7 +177,23 @@ class ShardRestarted:
     incarnation: str = ""
 
 
-Event = SourceOpened | FloorRead | SourceProgressed | SourceIdle | SourceEnded | ShardRestarted
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """A new coordinator takes over from one that died: ``floors`` (what
+    :attr:`SourceCoordinator.floors` said last) are the open sources and their floors."""
+
+    floors: Mapping[str, float]
+
+
+Event = (
+    SourceOpened
+    | FloorRead
+    | SourceProgressed
+    | SourceIdle
+    | SourceEnded
+    | ShardRestarted
+    | Recovered
+)
 
 
 # -- instructions ---------------------------------------------------------------------
@@ -222,7 +248,17 @@ class Resend:
     incarnation: str
 
 
-Instruction = SetFrontier | SetGate | ReadFloor | Refuse | AdvanceWatermark | Resend
+@dataclass(frozen=True, slots=True)
+class ReportProgress:
+    """``source`` reports its frontier, promise and reach again (the coordinator that
+    knew them died)."""
+
+    source: str
+
+
+Instruction = (
+    SetFrontier | SetGate | ReadFloor | Refuse | AdvanceWatermark | Resend | ReportProgress
+)
 
 
 # -- the state machine ----------------------------------------------------------------
@@ -270,6 +306,14 @@ class SourceCoordinator:
     def held_back_by(self) -> str | None:
         """The source holding the frontier lowest (``None``: none active)."""
         return self._frontiers.held_back_by()
+
+    @property
+    def floors(self) -> dict[str, float]:
+        """The open sources whose floor is read, with their floors: what a runtime keeps
+        durable (whenever it changes: after :class:`FloorRead` and :class:`SourceEnded`)
+        to hand a new coordinator as :class:`Recovered`. A source whose floor was still
+        being read is not in it: its opening did not finish, and is done again."""
+        return {n: s.floor for n, s in self._sources.items() if s.floor is not None}
 
     # -- events -------------------------------------------------------------------------
 
@@ -330,6 +374,18 @@ class SourceCoordinator:
         k = (event.shard,)
         out: list[Instruction] = [SetFrontier(self.frontier, True, k), SetGate(self.gate, k)]
         return out + [Resend(s, event.shard, event.incarnation) for s in self._sources]
+
+    @handle.register
+    def _recovered(self, event: Recovered) -> list[Instruction]:
+        if self._sources:
+            raise ValueError("only a new coordinator recovers")
+        for name, floor in event.floors.items():
+            self._sources[name] = _Source(floor, Promise(floor, (0,) * self.num_shards))
+        self._frontiers.restore(list(event.floors))
+        self._gate = None
+        out: list[Instruction] = [SetFrontier(self.frontier, False)]
+        out += self._gate_change() or [SetGate(None)]
+        return out + [ReportProgress(s) for s in self._sources]
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -403,6 +459,13 @@ class Frontiers:
             return None
         self._by_source[source] = max(self._by_source[source], t)
         return self._recompute()
+
+    def restore(self, sources: list[str]) -> None:
+        """Start over with ``sources`` active, nothing known of them (``-inf`` each), and
+        no change to tell: the shards keep the higher frontier they were given until
+        every source's value is known again."""
+        self._by_source = dict.fromkeys(sources, -math.inf)
+        self._value = -math.inf if sources else math.inf
 
     def close(self, source: str) -> tuple[float, bool] | None:
         """``source`` ended: it holds nothing back any more."""

@@ -4,8 +4,9 @@ It moves batches between cores the way ``ShardWorker`` s do over Ray (same batch
 acknowledgements, same rewinds) and coordinates its sources with the same
 :class:`~shards.coordinator.SourceCoordinator` as the Ray controller, so the whole graph
 semantics -- messaging, logging, event time, recovery -- can be tested in milliseconds
-without Ray. :meth:`LocalRuntime.crash` and :meth:`LocalRuntime.crash_source` lose a
-shard's or a source's memory as a process kill would.
+without Ray. :meth:`LocalRuntime.crash`, :meth:`LocalRuntime.crash_source` and
+:meth:`LocalRuntime.crash_coordinator` lose a shard's, a source's or the coordinator's
+memory as a process kill would.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from shards.coordinator import (
     FloorRead,
     Instruction,
     ReadFloor,
+    Recovered,
     Refuse,
+    ReportProgress,
     Resend,
     SetFrontier,
     SetGate,
@@ -99,6 +102,7 @@ class LocalRuntime:
         self._stores: list[LogStore | None] = [self._factory(k) for k in range(num_shards)]
         self.cores = [self._new_core(k) for k in range(num_shards)]
         self.coordinator = SourceCoordinator(num_shards)
+        self._floors: dict[str, float] = {}  # what survives the coordinator (on Ray: a file)
         self.feeds: dict[str, SourceFeed] = {}
         """The last feed of each source ingested (its counters)."""
         self._running: dict[str, _Running] = {}
@@ -222,6 +226,15 @@ class LocalRuntime:
         if isinstance(run.updates, Iterator):
             raise ValueError(f"source {source!r} is a one-shot iterator: it cannot be re-read")
         self._crashed.add(source)
+
+    def crash_coordinator(self) -> None:
+        """Lose the coordinator's memory, as a kill of the Ray controller's process would:
+        a new one takes back the open sources and their floors -- what the controller
+        keeps on disk -- and every source feeding reports its progress to it again."""
+        self.coordinator = SourceCoordinator(self.num_shards)
+        self._do(self.coordinator.handle(Recovered(self._floors)))
+        if self._running:
+            self._settle()
 
     def _open(self, source: str) -> None:
         self._do(self.coordinator.handle(SourceOpened(source)))
@@ -366,6 +379,7 @@ class LocalRuntime:
         settled by the caller: :meth:`_settle`)."""
         for instruction in instructions:
             self._carry_out(instruction)
+        self._floors = self.coordinator.floors
 
     def _carry_out(self, instruction: Instruction) -> None:
         match instruction:
@@ -384,6 +398,12 @@ class LocalRuntime:
                 run = self._running.get(source)
                 if run is not None and not run.feed.ended:
                     self._send(run.feed, run.feed.advance(mark))
+            case ReportProgress(source=source):
+                run = self._running.get(source)
+                if run is not None:
+                    feed = run.feed
+                    told = SourceProgressed(source, feed.frontier, feed.promise(), feed.max_ts)
+                    self._do(self.coordinator.handle(told))
             case Resend(source=source, shard=shard):
                 run = self._running.get(source)
                 if run is not None:

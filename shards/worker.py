@@ -78,6 +78,19 @@ def answer(ref: Any) -> Any:
     return ray.get(ref)
 
 
+def _settings(keeper_name: tuple[str, str], shard: int, incarnation: str) -> ShardSettings:
+    """What restarted shard ``shard`` is told by the graph's controller, asked again while
+    the controller restarts too (``ValueError`` once it is gone: the graph stopped)."""
+    while True:
+        keeper = ray.get_actor(keeper_name[0], namespace=keeper_name[1])
+        try:
+            settings: ShardSettings = answer(keeper.shard_restarted.remote(shard, incarnation))
+        except ACTOR_ERRORS:
+            time.sleep(_RETRY_DELAY)
+            continue
+        return settings
+
+
 def shard_actor_name(graph_id: str, shard: int) -> str:
     """The Ray actor name of ``shard`` in graph ``graph_id``."""
     return f"chronoray-{graph_id}-shard-{shard}"
@@ -139,9 +152,7 @@ class ShardWorker:
         self._told = {"frontier": -1, "gate": -1}  # the number of the last value taken
         if self.restarted and frontier_keeper is not None:
             # a new core releases every message; hold back what the sources have not reached
-            keeper = ray.get_actor(frontier_keeper[0], namespace=frontier_keeper[1])
-            restart: Any = keeper.shard_restarted.remote(shard_id, self.core.incarnation)
-            settings: ShardSettings = ray.get(restart)
+            settings = _settings(frontier_keeper, shard_id, self.core.incarnation)
             self._told = {"frontier": settings.frontier_seq, "gate": settings.gate_seq}
             self.core.set_frontier(settings.frontier, reset=True)
             self.core.set_gate(settings.gate)

@@ -94,3 +94,22 @@ def test_int_map_and_string_pool():
     pool.extend(pa.array(["x", "héllo", "", "z" * 3000]).slice(1))
     pool.extend(pa.array(["", ""]))
     assert [pool.get(i) for i in range(pool.count)] == ["héllo", "", "z" * 3000, "", ""]
+
+
+def test_cep_imports_nothing_of_shards():
+    """cep sits on chronoray's public API: no import of the shard layer (``shards.*``)."""
+    import ast
+    from pathlib import Path
+
+    import cep
+
+    found = []
+    for path in Path(cep.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "shards"]
+    assert found == []

@@ -1,15 +1,27 @@
-"""Restarts while two sources feed the graph: whatever shard or source dies and comes
-back, every update is logged at its own event time, so every past cut equals the file
-(:mod:`bench.restarts`: the odd and even lines of a skewed stream into 4 shards). In
-process with ``LocalRuntime.crash``/``crash_source``; on Ray with SIGKILLs of shard and
-source actor processes (the 300 k-event, 12-kill run is ``long``; its last result is in
-``bench/results/restarts.md``)."""
+"""Restarts while two sources feed the graph: whatever shard, source or controller dies
+and comes back, every update is logged at its own event time, so every past cut equals
+the file (:mod:`bench.restarts`: the odd and even lines of a skewed stream into 4
+shards). In process with ``LocalRuntime.crash``/``crash_source``/``crash_coordinator``;
+on Ray with SIGKILLs of shard, source actor and controller processes
+(:mod:`chronoray.testing`; the 300 k-event, 12-kill run is ``long``; its last result is
+in ``bench/results/restarts.md``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from bench.restarts import ROOT, _ray_in, _ray_ingest, local_run, skewed
+
+# the controller dies again and again, between kills of a shard and of a source actor
+CONTROLLER_AGAIN = [
+    ("controller", 0),
+    ("shard", 1),
+    ("controller", 0),
+    ("source", 0),
+    ("controller", 0),
+    ("shard", 2),
+    ("controller", 0),
+]
 
 
 def test_crashes_of_shards_and_sources_in_process_leave_every_cut_exact():
@@ -18,14 +30,45 @@ def test_crashes_of_shards_and_sources_in_process_leave_every_cut_exact():
     assert result["wrong"] == 0, result["cuts"]
 
 
+def test_crashes_of_the_coordinator_in_process_leave_every_cut_exact():
+    result = local_run(20_000, crashes=0, shards=4, plan=CONTROLLER_AGAIN)
+    assert result["kills"] == len(CONTROLLER_AGAIN) and result["updates"] >= 20_000
+    assert result["wrong"] == 0, result["cuts"]
+
+
 @pytest.mark.ray
-def test_kills_of_shard_and_source_processes_on_ray_leave_every_cut_exact(ray_session, tmp_path):
-    result = _ray_ingest(skewed(40_000), kills=4, shards=4, workdir=tmp_path, seed=3)
-    assert result["kills"] >= 2, result["killed"]
+def test_kills_of_controller_shard_and_source_processes_on_ray_leave_every_cut_exact(
+    ray_session, tmp_path
+):
+    result = _ray_ingest(skewed(40_000), 0, 4, tmp_path, 3, plan=CONTROLLER_AGAIN)
+    assert result["killed"].count("controller 0") >= 2 and result["kills"] >= 3, result
     assert result["updates"] == 40_000 and result["wrong"] == 0, result["cuts"]
 
 
 @pytest.mark.long
 def test_300k_events_and_12_kills_on_ray_leave_every_cut_exact(tmp_path):
     result = _ray_in(ROOT, events=300_000, kills=12, shards=4)
+    assert "controller 0" in result["killed"], result["killed"]
     assert result["kills"] >= 10 and result["wrong"] == 0, result["cuts"]
+
+
+@pytest.mark.ray
+def test_a_restarted_controller_remembers_how_sources_ended_and_opens_new_ones(
+    ray_session, tmp_path
+):
+    import chronoray as cr
+    from bench.workloads import write_snap
+    from chronoray.testing import kill_controller
+
+    rows = skewed(2_000)
+    write_snap(tmp_path / "a.txt", rows[:1_000])  # b goes on where a ends (its floor)
+    write_snap(tmp_path / "b.txt", rows[1_000:])
+    with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g")) as g:
+        job = g.ingest(cr.SnapEdgeSource(tmp_path / "a.txt"), wait=False)
+        assert job.wait(timeout=300).updates == 1_000
+        kill_controller(g)
+        assert job.done() and job.wait().updates == 1_000  # its end outlived the controller
+        assert g.ingest(cr.SnapEdgeSource(tmp_path / "b.txt")).updates == 1_000
+        stats = g.stats()
+        assert stats.edges == len({(s, d) for s, d, _ in rows})
+        assert {"a.txt", "b.txt"} <= set(stats.sources)

@@ -11,7 +11,9 @@ from shards.coordinator import (
     FloorRead,
     Promise,
     ReadFloor,
+    Recovered,
     Refuse,
+    ReportProgress,
     Resend,
     SetFrontier,
     SetGate,
@@ -75,6 +77,44 @@ def test_a_restarted_shard_gets_the_frontier_and_gate_and_every_source_resends()
     told = c.handle(ShardRestarted(1, "new"))
     assert told[0] == SetFrontier(-math.inf, True, (1,)) and told[1] == SetGate(c.gate, (1,))
     assert told[2:] == [Resend("a", 1, "new"), Resend("b", 1, "new")]
+
+
+def test_a_new_coordinator_takes_the_floors_back_and_waits_for_every_source_to_report():
+    old = SourceCoordinator(2)
+    _opened(old, "a", {})
+    _opened(old, "b", {"src:a": 4.0})
+    old.handle(SourceProgressed("a", 6.0, Promise(8.0, (3, 1)), reach=9.0))
+    old.handle(SourceProgressed("b", 5.0, Promise(7.0, (2, 2)), reach=7.5))
+    assert old.floors == {"a": -math.inf, "b": 4.0}
+    c = SourceCoordinator(2)
+    told = c.handle(Recovered(old.floors))
+    frozen = {"src:a": Promise(-math.inf, (0, 0)), "src:b": Promise(4.0, (0, 0))}
+    assert told == [
+        SetFrontier(-math.inf, False),  # the shards keep theirs: never lowered without reset
+        SetGate(frozen),
+        ReportProgress("a"),
+        ReportProgress("b"),
+    ]
+    assert c.source_floor("b") == 4.0 and c.frontier == -math.inf
+    told = c.handle(SourceProgressed("a", 6.0, Promise(8.0, (3, 1)), reach=9.0))
+    assert told == [SetGate({"src:a": Promise(8.0, (3, 1)), "src:b": frozen["src:b"]})]
+    told = c.handle(SourceProgressed("b", 5.0, Promise(7.0, (2, 2)), reach=7.5))
+    assert told[0] == SetFrontier(5.0, False) and c.gate == old.gate
+    assert c.handle(ShardRestarted(0, "i"))[:2] == [
+        SetFrontier(5.0, True, (0,)),
+        SetGate(c.gate, (0,)),
+    ]
+
+
+def test_a_new_coordinator_of_a_graph_fed_by_one_source_or_none_lifts_the_gate():
+    c = SourceCoordinator(1)
+    assert c.handle(Recovered({})) == [SetFrontier(math.inf, False), SetGate(None)]
+    c = SourceCoordinator(1)
+    assert c.handle(Recovered({"a": 2.0})) == [
+        SetFrontier(-math.inf, False),
+        SetGate(None),
+        ReportProgress("a"),
+    ]
 
 
 def _batch(source: str, first: int, times: list[float], prev: int) -> Batch:
