@@ -41,6 +41,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -80,6 +81,8 @@ from vertex.records import Update, VertexId
 if TYPE_CHECKING:
     from chronoray.analysis import AnalysisResult
     from chronoray.spark_source import SparkIngestJob, SparkIngestReport
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "GraphCluster",
@@ -467,12 +470,27 @@ class GraphCluster:
         if not several and options.on_batch is not None and not options.in_driver:
             raise ValueError("on_batch= needs in_driver=True")
         sources = [self._source(item, options, several) for item in items]
+        self._claim_files([source for source, _ in sources], options.sort)
         if not several and options.progress is True and options.total is None:
             path = getattr(sources[0][0], "path", None)
             if isinstance(path, Path):
                 options = options.replace(total=count_lines(path))
         results = self._runtime.ingest(sources, options) if sources else []
         return results if several else results[0]
+
+    def _claim_files(self, sources: list[Source], sort: bool) -> None:
+        """A file source is checked against the file ingested before under its name: other
+        content is refused (:class:`~chronoray.errors.SourceMismatch`, naming both files)
+        instead of being skipped line by line as resends; see :mod:`chronoray.source_files`
+        (notes for people -- a file that grew -- go to the log)."""
+        if self.log_dir is None or not any(
+            isinstance(getattr(s, "path", None), Path) for s in sources
+        ):
+            return
+        from chronoray.source_files import check_files
+
+        for note in check_files(self, sources, sorted_files=sort):
+            log.info(note)
 
     @staticmethod
     def _source(item: SourceLike, options: IngestOptions, several: bool) -> tuple[Source, bool]:

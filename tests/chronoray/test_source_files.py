@@ -92,3 +92,19 @@ def test_not_a_file_is_not_claimed(tmp_path):
     from chronoray.sources import IterableSource
 
     assert claim_file(tmp_path, IterableSource([], name="x"), applied=3) is None
+
+
+def test_the_python_api_refuses_other_content_under_a_used_name(tmp_path):
+    """``GraphCluster.ingest`` checks file sources as the CLI does: nothing of the other
+    file is skipped or applied; under another name it is a new source."""
+    import chronoray as cr
+
+    with cr.GraphCluster(runtime="local", num_shards=2, log_dir=str(tmp_path / "g")) as g:
+        g.ingest(_file(tmp_path / "one", "edges.txt", _edges(50)))
+        before = g.stats().edges
+        other = _file(tmp_path / "two", "edges.txt", _edges(50, start=51, shift=1000))
+        with pytest.raises(SourceMismatch, match="one/edges.txt"):
+            g.ingest(other)
+        assert g.stats().edges == before
+        report = g.ingest(SnapEdgeSource(other.path, name="edges-2"))
+        assert report.updates == 50 and g.stats().edges == before + 50
