@@ -108,6 +108,12 @@ class ShardHandle:
         return ref
 
 
+def _stopped(error: Exception) -> bool:
+    """Whether the actor was stopped for good (the graph's ``shutdown`` kills it with
+    ``ray.kill(no_restart=True)``): it will not come back, waiting is pointless."""
+    return "killed by `ray.kill`" in str(error)
+
+
 class ControllerHandle:
     """The graph's ``GraphController`` actor, each call typed and answered (see the
     controller's methods for what they do); ``actor`` is the raw Ray handle. A call the
@@ -127,8 +133,8 @@ class ControllerHandle:
         while True:
             try:
                 return ray.get(call.remote(*args))
-            except ACTOR_ERRORS:
-                if time.monotonic() >= deadline:
+            except ACTOR_ERRORS as exc:
+                if time.monotonic() >= deadline or _stopped(exc):
                     raise
                 time.sleep(0.1)
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from chronoray.cli import main
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.long]  # ~60 s: Spark in a new process
 
 
 def _stats(log_dir) -> dict:

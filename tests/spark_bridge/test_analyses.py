@@ -171,6 +171,7 @@ def test_cli_analyze_wcc_writes_parquet_and_picture(ray_session, spark, college,
     assert len(saved) == graph.number_of_nodes() and (out / "wcc.png").stat().st_size > 0
 
 
+@pytest.mark.long  # ~70 s: a new process starts its own Ray and Spark
 def test_cli_output_has_no_spark_or_ray_log_lines(ray_session, tmp_path):
     """A new process (its own Ray and Spark): the terminal gets the table and the driver
     log's path, while Ray's, Spark's and log4j's own lines go to that log file."""
