@@ -120,8 +120,9 @@ def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
                 **run,
             )
     except cr.MalformedRecord as exc:
-        _err.print(f"[red]error:[/] malformed record at {exc}")
-        _err.print(f"the lines for the events before it are in {out}; see --on-error skip")
+        _err.print(f"[red]error:[/] malformed record at {exc}", soft_wrap=True)
+        before = f"the lines for the events before it are in {out}; see --on-error skip"
+        _err.print(before, soft_wrap=True)  # one line each, never wrapped inside a path
         sys.exit(2)
     table = Table(title=f"DEBS 2016 {query.upper()} -> {out}")
     table.add_column("measure")

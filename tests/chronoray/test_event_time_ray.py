@@ -186,9 +186,10 @@ def test_an_idle_source_holds_the_watermark_back_until_its_timeout(
     ray_session, tmp_path, idle_timeout
 ):
     rows = _rows(collegemsg_path())[:6000]
-    busy = [cr.Update.add_edge(s, d, t) for s, d, t in rows[:4000]]
+    busy = cr.IterableSource([cr.Update.add_edge(s, d, t) for s, d, t in rows[:4000]], "busy")
     release = threading.Event()
-    slow = _blocking(rows[4000:], 0, release)  # reads nothing until released
+    slow_name = "slow"  # named: which one is slow is not guessed from a racy status
+    slow = cr.IterableSource(_blocking(rows[4000:], 0, release), slow_name)  # reads nothing yet
     at = rows[3000][2]
     with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g")) as g:
         feeding = threading.Thread(
@@ -198,8 +199,7 @@ def test_an_idle_source_holds_the_watermark_back_until_its_timeout(
         )
         feeding.start()
         try:
-            _wait_for(lambda: len(g.status().sources) == 2, "both sources")
-            slow_name = next(n for n, s in g.status().sources.items() if s.get("read", 0) == 0)
+            _wait_for(lambda: slow_name in g.status().sources, "the slow source")
             if idle_timeout > 60:
                 with pytest.raises(cr.SnapshotNotReady, match=f"source {slow_name} holds it back"):
                     g.snapshot(at=at, timeout=5)
