@@ -160,8 +160,8 @@ class Gateway:
     def start(self) -> Gateway:
         """Start serving; returns self. Starting a started gateway does nothing, so
         ``with Gateway(...).start() as g:`` and ``with Gateway(...) as g:`` both work."""
-        if self._watcher.is_alive() or self._stopped.is_set():
-            return self
+        if self._watcher.ident is not None and not self._stopped.is_set():
+            return self  # started already (a stopped gateway is not restarted: gRPC refuses)
         self.server.start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
