@@ -121,6 +121,7 @@ class RayGraph:
         self._shards = [ShardHandle(actor) for actor in deployment.shards]
         self.owner = name is None  # close() stops a private graph, detaches from a named one
         self._pumps: dict[str, FeedPump] = {}
+        self._opening: set[str] = set()  # opened by this driver, pump or actor not yet up
         self._closed = False
 
     @classmethod
@@ -203,7 +204,12 @@ class RayGraph:
         for source, actor in self._controller.sources().items():
             if actor is None:
                 pump = self._pumps.get(source)
-                sources[source] = pump.progress() if pump else {"fed from": "another driver"}
+                if pump is not None:
+                    sources[source] = pump.progress()
+                elif source in self._opening:
+                    sources[source] = {"waiting": "opening"}
+                else:
+                    sources[source] = {"fed from": "another driver"}
                 continue
             try:
                 sources[source] = ray.get(actor.progress.remote(), timeout=timeout)
@@ -268,6 +274,7 @@ class RayGraph:
                     self._controller.close_source(done, SourceFinal())
                 raise SourceBusy(f"source {name!r} is already feeding this graph")
             opened.append(name)
+        self._opening.update(names)
 
     def _start_source(
         self, source: Source, options: IngestOptions, total: int | None, feed: dict[str, Any]
@@ -299,6 +306,7 @@ class RayGraph:
             )
         )
         self._controller.source_actor(source.name, actor, actor_name)
+        self._opening.discard(source.name)
         return SourceJob(source.name, actor, self._controller, total)
 
     def _ingest_here(
@@ -348,6 +356,7 @@ class RayGraph:
                 **options,
             )
             self._pumps[name] = pump
+            self._opening.discard(name)
             yield pump
         finally:  # closed first: a time cut never sees it active without its pump
             if pump is not None:
@@ -355,6 +364,7 @@ class RayGraph:
             ended = final if final is not None else SourceFinal()
             self._controller.close_source(name, ended)
             self._pumps.pop(name, None)
+            self._opening.discard(name)
 
     def ingest_spark(
         self,
@@ -501,12 +511,15 @@ class RayGraph:
         deadline = time.monotonic() + timeout
         while True:
             waiting: dict[tuple[str, int], int] = {}
+            starting = False  # a source this driver opened has no pump or actor yet
             for name, actor in self._controller.sources().items():
-                for shard, last in self._source_open_through(name, actor, t):
+                batches = self._source_open_through(name, actor, t)
+                starting |= batches is None
+                for shard, last in batches or []:
                     key = (source_channel(name), shard)
                     waiting[key] = max(last, waiting.get(key, 0))
             left = max(0.0, deadline - time.monotonic())
-            complete = all(
+            complete = not starting and all(
                 shard >= 0 and self._applied_on(shard, channel, last, left)
                 for (channel, shard), last in waiting.items()
             )
@@ -530,10 +543,15 @@ class RayGraph:
         outcome: Outcome = _retrying(lambda: ray.get(actor.wait_applied(channel, position, wait)))
         return outcome.applied >= position
 
-    def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]]:
-        """The open batches of source ``name`` holding updates of time ``<= t``."""
+    def _source_open_through(
+        self, name: str, actor: Any, t: float
+    ) -> list[tuple[int, int]] | None:
+        """The open batches of source ``name`` holding updates of time ``<= t`` (None
+        while this driver is still starting its pump or actor)."""
         if actor is None:
             pump = self._pumps.get(name)
+            if pump is None and name in self._opening:
+                return None
             if pump is None:
                 raise SnapshotNotReady(
                     f"source {name} is fed from another driver; a time snapshot can only be "
