@@ -182,10 +182,10 @@ def bench(events: int, instances: int, java_graphcep: str | None, java_wso2: str
           out: Path) -> None:  # fmt: skip
     """Generate an input, run Q1 and Q2 (both ranges) on chronoray, the plain reference and
     the Java solutions if given; write the throughput and per-event latency table."""
-    from bench.cep import main as run_bench
+    from chronoray.cli import run_checkout_module
 
     argv = ["--events", str(events), "--instances", str(instances), "--out", str(out)]
     for option, value in (("--java-graphcep", java_graphcep), ("--java-wso2", java_wso2)):
         if value:
             argv += [option, value]
-    run_bench(argv)
+    sys.exit(run_checkout_module("bench.cep", argv, "chronoray cep bench"))

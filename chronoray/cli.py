@@ -26,7 +26,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -1373,15 +1373,20 @@ def _short(value: Any, width: int = 60) -> str:
 def bench(args: tuple[str, ...]) -> None:
     """Evaluation runs of a source checkout: WORKLOAD [--sizes ...] [--compare
     raphtory,networkx,spark] [--out DIR] (python -m bench; --help for all)."""
-    if (Path.cwd() / "bench" / "run.py").exists():  # the checkout's bench, not an installed one
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        from bench.run import main as run_bench
-    except ImportError:
+    sys.exit(run_checkout_module("bench", args, "chronoray bench"))
+
+
+def run_checkout_module(module: str, args: Sequence[str], command: str) -> int:
+    """Run ``python -m module args`` of the chronoray source checkout in the working
+    directory (the benchmarks are a tool of the repository, not a part of the installed
+    package: they use chronoray, chronoray does not import them); its exit code."""
+    import subprocess
+
+    if not (Path.cwd() / "bench" / "__main__.py").exists():
         raise click.ClickException(
-            "chronoray bench runs from a chronoray source checkout: cd into one and run again"
-        ) from None
-    sys.exit(run_bench(list(args)))
+            f"{command} runs from a chronoray source checkout: cd into one and run again"
+        )
+    return subprocess.run([sys.executable, "-m", module, *args], check=False).returncode
 
 
 @main.command()
