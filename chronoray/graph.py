@@ -236,6 +236,9 @@ class GraphCluster:
         self.log_dir = runtime.log_dir
         self.manifest = runtime.manifest
         self._travel = TimeTravel(runtime)
+        self.file_notes: list[str] = []
+        """Notes for people from the file check of the last :meth:`ingest` call (a file
+        that grew, or changed after what the graph applied of it); empty if none."""
 
     @staticmethod
     def _started(
@@ -470,7 +473,7 @@ class GraphCluster:
         if not several and options.on_batch is not None and not options.in_driver:
             raise ValueError("on_batch= needs in_driver=True")
         sources = [self._source(item, options, several) for item in items]
-        self._claim_files([source for source, _ in sources], options.sort)
+        self.file_notes = self._claim_files([source for source, _ in sources], options.sort)
         if not several and options.progress is True and options.total is None:
             path = getattr(sources[0][0], "path", None)
             if isinstance(path, Path):
@@ -478,19 +481,21 @@ class GraphCluster:
         results = self._runtime.ingest(sources, options) if sources else []
         return results if several else results[0]
 
-    def _claim_files(self, sources: list[Source], sort: bool) -> None:
+    def _claim_files(self, sources: list[Source], sort: bool) -> list[str]:
         """A file source is checked against the file ingested before under its name: other
         content is refused (:class:`~chronoray.errors.SourceMismatch`, naming both files)
-        instead of being skipped line by line as resends; see :mod:`chronoray.source_files`
-        (notes for people -- a file that grew -- go to the log)."""
+        instead of being skipped line by line as resends; see :mod:`chronoray.source_files`.
+        Returns the notes for people (a file that grew), which also go to the log."""
         if self.log_dir is None or not any(
             isinstance(getattr(s, "path", None), Path) for s in sources
         ):
-            return
+            return []
         from chronoray.source_files import check_files
 
-        for note in check_files(self, sources, sorted_files=sort):
+        notes = check_files(self, sources, sorted_files=sort)
+        for note in notes:
             log.info(note)
+        return notes
 
     @staticmethod
     def _source(item: SourceLike, options: IngestOptions, several: bool) -> tuple[Source, bool]:
