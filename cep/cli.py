@@ -1,119 +1,217 @@
 """``chronoray cep``: run DEBS 2016 Query 1 or 2 over the official files, or generate some.
 
-Every option can also come from ``CHRONORAY_CEP_<COMMAND>_<OPTION>`` (see ``--help``).
+The run settings of ``q1`` and ``q2`` (:class:`CepSettings`: instances, runtime, batch
+size, rate, error policy, and q2's k, d, community, store, shards) follow chronoray's
+settings scheme (:mod:`chronoray.config`): defaults < the ``[cep]`` table of the
+``chronoray --config`` file < ``CHRONORAY_CEP_<SETTING>`` variables < options. ``--help``
+shows each variable and default.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["cep"]
+from chronoray.config import env_name, load_settings, read_settings_file
 
+__all__ = ["CepSettings", "cep"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+ENV_PREFIX = "CHRONORAY_CEP_"
 _err = Console(stderr=True)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_CHOICES = {
+    "runtime": ("ray", "local"),
+    "on_error": ("raise", "skip"),
+    "community": ("component", "clique"),
+    "store": ("memory", "log"),
+}
 
 
-@click.group(context_settings={"auto_envvar_prefix": "CHRONORAY_CEP", "show_default": True})
+@dataclass(frozen=True)
+class CepSettings:
+    """How ``chronoray cep q1``/``q2`` run (q1 uses the first five)."""
+
+    instances: int = 4
+    """Operator instances (Ray actors with ``runtime="ray"``)."""
+    runtime: str = "ray"
+    """``"ray"``: instances in parallel; ``"local"``: in this process."""
+    batch_size: int = 5000
+    """Most events per batch handed to the instances."""
+    rate: float | None = None
+    """Offer the events at this many per second (``None``: all at once)."""
+    on_error: str = "raise"
+    """A malformed line stops the run (``"raise"``) or is counted and set aside (``"skip"``)."""
+    k: int = 3
+    """Q2: comments per output line."""
+    d: int = 3600
+    """Q2: a comment counts for ``d`` seconds."""
+    community: str = "component"
+    """Q2: ``"component"`` (largest connected component of the likers, the official text)
+    or ``"clique"`` (maximum clique, GraphCEP)."""
+    store: str = "memory"
+    """Q2: ``"memory"`` (column tables of the present) or ``"log"`` (a chronoray graph
+    logging every behavior)."""
+    shards: int = 1
+    """Q2: shards of each instance's chronoray graph (``store="log"``)."""
+
+    def __post_init__(self) -> None:
+        for name in ("instances", "batch_size", "k", "d", "shards"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.rate is not None and not self.rate > 0:
+            raise ValueError(f"rate must be > 0 events/s, got {self.rate}")
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, **overrides: Any) -> CepSettings:
+        """Defaults < the ``[cep]`` table of the TOML file ``path`` < ``CHRONORAY_CEP_*``
+        variables < ``overrides`` that are not ``None``."""
+        return load_settings(cls, read_settings_file(path).get("cep", {}), ENV_PREFIX, overrides)
+
+    def of(self, *names: str) -> dict[str, Any]:
+        """The settings ``names`` as keywords."""
+        return {name: getattr(self, name) for name in names}
+
+
+_DEFAULTS = CepSettings()
+
+
+def cep_setting(field: str, *decls: str, help: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option setting the :class:`CepSettings` field ``field``: its environment
+    variable (``CHRONORAY_CEP_<FIELD>``) and default shown in ``--help``; the value
+    comes from :meth:`CepSettings.load` (option, else variable, else settings file)."""
+    default = getattr(_DEFAULTS, field)
+    shown = "none" if default is None else default
+    return click.option(
+        *decls,
+        field,
+        envvar=env_name(field, ENV_PREFIX),
+        show_envvar=True,
+        default=None,
+        show_default=False,
+        help=f"{help}  [default: {shown}]",
+        **kwargs,
+    )
+
+
+def _settings(given: dict[str, Any]) -> CepSettings:
+    """The :class:`CepSettings` of this run: ``given`` by options over the rest."""
+    from chronoray.cli import Settings
+
+    found = click.get_current_context().find_object(Settings)
+    try:
+        return CepSettings.load(found.config_file if found else None, **given)
+    except ValueError as exc:  # out of range, from the file, the environment or an option
+        raise click.UsageError(str(exc)) from None
+
+
+@click.group(context_settings={"show_default": True})
 def cep() -> None:
     """Complex event processing with an embedded graph (GraphCEP): DEBS 2016 Q1 and Q2."""
 
 
-def _run_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def _run_options(f: F) -> F:
     options = [
-        click.option("--out", type=click.Path(path_type=Path), required=True, show_envvar=True,
+        click.option("--out", type=click.Path(path_type=Path), required=True,
                      help="Output file (the official format, one line per change)."),
-        click.option("--instances", type=int, default=4, show_envvar=True,
-                     help="Operator instances (Ray actors)."),
-        click.option("--runtime", type=click.Choice(["ray", "local"]), default="ray",
-                     show_envvar=True, help="ray: instances in parallel; local: in process."),
-        click.option("--batch-size", type=int, default=5000, show_envvar=True,
-                     help="Most events per batch handed to the instances."),
-        click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None,
-                     show_envvar=True,
-                     help="Offer the events at this many per second (batches then hold what "
-                     "arrived meanwhile); default: all at once."),
-        click.option("--on-error", type=click.Choice(["raise", "skip"]), default="raise",
-                     show_envvar=True,
-                     help="raise: stop at a malformed line; skip: count it, write it to "
-                     "--rejects."),
-        click.option("--rejects", type=click.Path(path_type=Path), default=None, show_envvar=True,
-                     help="File for skipped lines [default: OUT.rejects.tsv]."),
+        cep_setting("instances", "--instances", type=click.IntRange(min=1),
+                    help="Operator instances (Ray actors)."),
+        cep_setting("runtime", "--runtime", type=click.Choice(_CHOICES["runtime"]),
+                    help="ray: instances in parallel; local: in process."),
+        cep_setting("batch_size", "--batch-size", type=click.IntRange(min=1),
+                    help="Most events per batch handed to the instances."),
+        cep_setting("rate", "--rate", type=click.FloatRange(min=0, min_open=True),
+                    help="Offer the events at this many per second (batches then hold what "
+                    "arrived meanwhile); none: all at once."),
+        cep_setting("on_error", "--on-error", type=click.Choice(_CHOICES["on_error"]),
+                    help="raise: stop at a malformed line; skip: count it, write it to "
+                    "--rejects."),
+        click.option("--rejects", type=click.Path(path_type=Path), default=None,
+                     help="File for skipped lines  [default: OUT.rejects.tsv]"),
     ]  # fmt: skip
     for option in reversed(options):
         f = option(f)
     return f
 
 
+_RUN = ("instances", "runtime", "batch_size", "rate", "on_error")
+
+
 @cep.command()
-@click.option("--posts", type=_FILE, required=True, show_envvar=True, help="posts.dat")
-@click.option("--comments", type=_FILE, required=True, show_envvar=True, help="comments.dat")
+@click.option("--posts", type=_FILE, required=True, help="posts.dat of the DEBS 2016 data.")
+@click.option("--comments", type=_FILE, required=True, help="comments.dat of the data.")
 @_run_options
-def q1(posts: Path, comments: Path, **run: Any) -> None:
+def q1(posts: Path, comments: Path, out: Path, rejects: Path | None, **given: Any) -> None:
     """Query 1: the top-3 posts by decaying score, a line whenever they change."""
     from cep.readers import DebsFiles
 
-    _run("q1", DebsFiles(posts=posts, comments=comments), {}, **run)
+    settings = _settings(given)
+    _run("q1", DebsFiles(posts=posts, comments=comments), {}, settings, out, rejects)
 
 
 @cep.command()
-@click.option("--comments", type=_FILE, required=True, show_envvar=True, help="comments.dat")
-@click.option("--likes", type=_FILE, required=True, show_envvar=True, help="likes.dat")
-@click.option("--friendships", type=_FILE, required=True, show_envvar=True,
-              help="friendships.dat")  # fmt: skip
-@click.option("--k", "k", type=click.IntRange(min=1), default=3, show_envvar=True,
-              help="Comments per line.")  # fmt: skip
-@click.option("--d", "d", type=click.IntRange(min=1), default=3600, show_envvar=True,
-              help="Window: a comment counts for D seconds.")  # fmt: skip
-@click.option("--community", type=click.Choice(["component", "clique"]), default="component",
-              show_envvar=True,
-              help="component: largest connected component of the likers (the official "
-              "text); clique: maximum clique (GraphCEP).")  # fmt: skip
-@click.option("--store", type=click.Choice(["memory", "log"]), default="memory",
-              show_envvar=True,
-              help="memory: each instance keeps the graph's present state in column "
-              "tables; log: a chronoray graph logging every behavior to RocksDB (history; "
-              "slow).")  # fmt: skip
-@click.option("--shards", type=int, default=1, show_envvar=True,
-              help="Shards of each instance's chronoray graph (--store log).")  # fmt: skip
+@click.option("--comments", type=_FILE, required=True, help="comments.dat of the DEBS 2016 data.")
+@click.option("--likes", type=_FILE, required=True, help="likes.dat of the data.")
+@click.option("--friendships", type=_FILE, required=True, help="friendships.dat of the data.")
+@cep_setting("k", "--k", type=click.IntRange(min=1), help="Comments per line.")
+@cep_setting("d", "--d", type=click.IntRange(min=1), help="Window: a comment counts for D seconds.")
+@cep_setting("community", "--community", type=click.Choice(_CHOICES["community"]),
+             help="component: largest connected component of the likers (the official "
+             "text); clique: maximum clique (GraphCEP).")  # fmt: skip
+@cep_setting("store", "--store", type=click.Choice(_CHOICES["store"]),
+             help="memory: each instance keeps the graph's present state in column "
+             "tables; log: a chronoray graph logging every behavior to RocksDB (history; "
+             "slow).")  # fmt: skip
+@cep_setting("shards", "--shards", type=click.IntRange(min=1),
+             help="Shards of each instance's chronoray graph (--store log).")  # fmt: skip
 @_run_options
 def q2(
-    comments: Path, likes: Path, friendships: Path, k: int, d: int, community: str, store: str,
-    shards: int, **run: Any,
-) -> None:  # fmt: skip
+    comments: Path, likes: Path, friendships: Path, out: Path, rejects: Path | None, **given: Any
+) -> None:
     """Query 2: the top-k comments by the community of friends who liked them within D s."""
     from cep.readers import DebsFiles
 
+    settings = _settings(given)
     files = DebsFiles(comments=comments, likes=likes, friendships=friendships)
-    params = {"k": k, "d": d, "community": community, "store": store, "shards": shards}
-    _run("q2", files, params, **run)
+    params = settings.of("k", "d", "community", "store", "shards")
+    _run("q2", files, params, settings, out, rejects)
 
 
-def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
+def _run(
+    query: str,
+    files: Any,
+    params: dict[str, Any],
+    settings: CepSettings,
+    out: Path,
+    rejects: Path | None,
+) -> None:
     import chronoray as cr
     from cep.debs import QUERY_FILES, run_query
     from chronoray.ingest import count_lines
 
-    out: Path = run.pop("out")
-    rejects = run.pop("rejects")
-    if run["on_error"] == "skip" and rejects is None:
+    if settings.on_error == "skip" and rejects is None:
         rejects = out.with_name(out.name + ".rejects.tsv")
     total = sum(count_lines(Path(getattr(files, kind))) for kind in QUERY_FILES[query])
     bar = cr.progress_reporter(_err.is_terminal, f"cep {query}", total, unit="events", console=_err)
     out.parent.mkdir(parents=True, exist_ok=True)
+    run = settings.of("instances", "runtime", "batch_size", "rate")
     try:
         with out.open("w", encoding="utf-8", newline="\n") as f, bar:
             report, stats = run_query(
                 query,  # type: ignore[arg-type]
                 files,
                 lambda line: f.write(line + "\n"),
-                on_error=run.pop("on_error"),
+                on_error=settings.on_error,  # type: ignore[arg-type]
                 rejects=rejects,
                 progress=bar,
                 **params,
@@ -152,9 +250,11 @@ def _run(query: str, files: Any, params: dict[str, Any], **run: Any) -> None:
 
 @cep.command()
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--events", type=click.IntRange(min=1), default=100_000, show_envvar=True)
-@click.option("--seed", type=int, default=0, show_envvar=True)
-@click.option("--days", type=float, default=12.0, show_envvar=True)
+@click.option("--events", type=click.IntRange(min=1), default=100_000,
+              help="Events (lines) written over the four files.")  # fmt: skip
+@click.option("--seed", type=int, default=0, help="Seed of the random stream (same seed, "
+              "same files).")  # fmt: skip
+@click.option("--days", type=float, default=12.0, help="Days of event time the stream spans.")
 def generate(out_dir: Path, events: int, seed: int, days: float) -> None:
     """Write a seeded DEBS-shaped stream (posts, comments, likes, friendships .dat)."""
     from cep.generator import generate as write_stream
@@ -167,24 +267,40 @@ def generate(out_dir: Path, events: int, seed: int, days: float) -> None:
 
 
 @cep.command()
-@click.option("--events", type=click.IntRange(min=100), default=1_548_000, show_envvar=True,
-              help="Lines generated (the issue's shape: posts, comments, likes, friendships).")
-@click.option("--instances", type=click.IntRange(min=1), default=4, show_envvar=True)
-@click.option("--java-graphcep", default=None, show_envvar=True,
-              help="Command line running GraphCEP's published solution, built outside this "
-              "repository ({posts} {comments} {likes} {friendships} {k} {d} {out} {query} are "
-              "filled in).")
-@click.option("--java-wso2", default=None, show_envvar=True,
-              help="The same for the WSO2 team's solution (Q2 component).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
-              show_envvar=True, help="Where cep.json and cep.md go.")
-def bench(events: int, instances: int, java_graphcep: str | None, java_wso2: str | None,
+@click.option(
+    "--events",
+    type=click.IntRange(min=100),
+    default=1_548_000,
+    help="Lines generated (the issue's shape: posts, comments, likes, friendships).",
+)
+@cep_setting("instances", "--instances", type=click.IntRange(min=1),
+             help="Operator instances of the chronoray runs.")  # fmt: skip
+@click.option(
+    "--java-graphcep",
+    default=None,
+    help="Command line running GraphCEP's published solution, built outside this "
+    "repository ({posts} {comments} {likes} {friendships} {k} {d} {out} {query} are "
+    "filled in)  [default: not run]",
+)
+@click.option(
+    "--java-wso2",
+    default=None,
+    help="The same for the WSO2 team's solution (Q2 component)  [default: not run]",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    help="Where cep.json and cep.md go.",
+)
+def bench(events: int, instances: int | None, java_graphcep: str | None, java_wso2: str | None,
           out: Path) -> None:  # fmt: skip
     """Generate an input, run Q1 and Q2 (both ranges) on chronoray, the plain reference and
     the Java solutions if given; write the throughput and per-event latency table."""
     from chronoray.cli import run_checkout_module
 
-    argv = ["--events", str(events), "--instances", str(instances), "--out", str(out)]
+    settings = _settings({"instances": instances})
+    argv = ["--events", str(events), "--instances", str(settings.instances), "--out", str(out)]
     for option, value in (("--java-graphcep", java_graphcep), ("--java-wso2", java_wso2)):
         if value:
             argv += [option, value]

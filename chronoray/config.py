@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 __all__ = ["Config", "env_name", "load_settings", "read_settings_file"]
 
 _T = TypeVar("_T")
-_TABLES = ("gateway",)
+_TABLES = ("gateway", "cep")
 """Tables of a settings file that belong to other settings (``[gateway]``: the gRPC
-gateway's), not to :class:`Config`."""
+gateway's; ``[cep]``: the ``chronoray cep`` commands'), not to :class:`Config`."""
 
 
 def env_name(field_name: str, prefix: str = "CHRONORAY_") -> str:

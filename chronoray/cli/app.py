@@ -114,7 +114,7 @@ def _plugins() -> list[Any]:
     "ray_address",
     "--address",
     default=None,
-    help="Ray cluster to join [default: RAY_ADDRESS if set (in a Ray job), else a local one].",
+    help="Ray cluster to join  [default: RAY_ADDRESS if set (in a Ray job), else a local one]",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.pass_context

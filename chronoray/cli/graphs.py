@@ -22,15 +22,15 @@ __all__ = ["ls_cmd", "start", "stop"]
     "--storage",
     type=click.Choice(["local", "shared"]),
     default=None,
-    help="local: each shard's log on its node's disk; shared: LOG_DIR on shared storage "
-    "[default: local].",
+    help="local: each shard's log on its node's disk; shared: LOG_DIR on shared storage"
+    "  [default: local]",
 )
 @setting(
     "placement",
     "--placement",
     type=click.Choice(["spread", "pack"]),
     default=None,
-    help="spread: shards over the cluster's nodes; pack: on one node [default: spread].",
+    help="spread: shards over the cluster's nodes; pack: on one node  [default: spread]",
 )
 @click.pass_obj
 def start(

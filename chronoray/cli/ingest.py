@@ -55,7 +55,7 @@ def spark_table_options(function: F) -> F:
             help="--spark: vertex ids as integers (text ids checked) or as text.",
         ),
         click.option(
-            "--parts", type=int, default=None, help="--spark: source actors [default: shards]."
+            "--parts", type=int, default=None, help="--spark: source actors  [default: shards]"
         ),
         click.option(
             "--header/--no-header",
@@ -85,7 +85,7 @@ def property_columns(text: str | None) -> dict[str, str]:
     "fmt",
     type=click.Choice([*FORMATS, "parquet", "csv"]),
     default=None,
-    help="PATH: snap or bitcoin-csv [default: snap]; --spark: parquet or csv [default: parquet].",
+    help="PATH: snap or bitcoin-csv; --spark: parquet or csv  [default: snap, --spark: parquet]",
 )
 @spark_table_options
 @shards_option
@@ -101,8 +101,8 @@ def property_columns(text: str | None) -> dict[str, str]:
     "--rejects",
     type=click.Path(path_type=Path),
     default=None,
-    help="File for skipped records and late updates [default: LOG_DIR/rejects.tsv, or "
-    "./rejects.tsv with --graph; --spark: a Parquet table, rejects.parquet].",
+    help="File for skipped records and late updates; --spark: a Parquet table  [default: "
+    "LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph; --spark: rejects.parquet]",
 )
 @click.option(
     "--sort",
@@ -131,7 +131,7 @@ def property_columns(text: str | None) -> dict[str, str]:
     default=None,
     callback=finite,
     metavar="SECONDS",
-    help="A source that reads nothing this long stops holding the watermark back [default: 10].",
+    help="A source that reads nothing this long stops holding the watermark back  [default: 10]",
 )
 @click.option(
     "--source",
@@ -139,8 +139,8 @@ def property_columns(text: str | None) -> dict[str, str]:
     "source_id",
     default=None,
     metavar="NAME",
-    help="Source name [default: the file's name]. Ingesting a file again under its name "
-    "resumes it; a new NAME ingests another file of the same name as a new source.",
+    help="Source name. Ingesting a file again under its name resumes it; a new NAME ingests "
+    "another file of the same name as a new source  [default: the file's name]",
 )
 @click.option(
     "--detach",

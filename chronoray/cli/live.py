@@ -143,11 +143,11 @@ def live(
     "--since",
     type=float,
     default=None,
-    help="Replay from the log from this event time first [default: from the start, when "
-    "nothing is ingested].",
+    help="Replay from the log from this event time first  [default: from the start without "
+    "--ingest and --graph, else no replay]",
 )
 @click.option(
-    "--limit", type=int, default=None, help="Stop after this many notifications [default: none]."
+    "--limit", type=int, default=None, help="Stop after this many notifications  [default: none]"
 )
 @click.option("--buffer", type=int, default=10_000, help="Per-shard buffer.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: one object per line.")

@@ -181,7 +181,7 @@ shards_option = setting(
     "--shards",
     type=click.IntRange(min=1),
     default=None,
-    help="Shard actors [default: 2 for a new graph, the graph's own count for an existing one].",
+    help="Shard actors  [default: 2 for a new graph, the graph's own count for an existing one]",
 )
 format_option = click.option(
     "--format",

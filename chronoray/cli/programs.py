@@ -76,14 +76,14 @@ def demo(out: Path, shards: int) -> None:
     "--data",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="Ratings CSV (SRC,DST,RATING,TIME) [default: the shipped Bitcoin OTC copy].",
+    help="Ratings CSV (SRC,DST,RATING,TIME)  [default: the shipped Bitcoin OTC copy]",
 )
 @click.option(
     "--at",
     type=EventTime(),
     default=None,
-    help=f"Time of the snapshot Spark analyses: {TIME_HELP} "
-    "[default: 1400000000, 2014-05-13T16:53:20Z].",
+    help=f"Time of the snapshot Spark analyses: {TIME_HELP}"
+    "  [default: 1400000000, 2014-05-13T16:53:20Z]",
 )
 @click.option("--shards", type=click.IntRange(min=1), default=2, help="Shard actors of the graph.")
 def pipeline(out: Path, data: Path | None, at: float | None, shards: int) -> None:

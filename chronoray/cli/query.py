@@ -332,4 +332,4 @@ def _log_column(name: str, position: int) -> Column:
         return Column(name, rank, show=show_date)
     if name in ("wc", "clock"):
         return Column(name, 0 if name == "wc" else rank)
-    return Column(name, rank, wrap=True, justify="left", show=short)
+    return Column(name, rank, wrap=True, justify="left", show=lambda v: short(v, 100))

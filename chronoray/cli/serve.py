@@ -40,14 +40,14 @@ def gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[F], F]:
     default=None,
     help="The running named graph to serve (see chronoray ls).",
 )
-@gateway_setting("host", "--host", help="Address to listen on [default: 127.0.0.1].")
-@gateway_setting("port", "--port", type=click.IntRange(0, 65535), help="Port [default: 50051].")
-@gateway_setting("auth", "--auth/--no-auth", help="Token authentication [default: --auth].")
+@gateway_setting("host", "--host", help="Address to listen on  [default: 127.0.0.1]")
+@gateway_setting("port", "--port", type=click.IntRange(0, 65535), help="Port  [default: 50051]")
+@gateway_setting("auth", "--auth/--no-auth", help="Token authentication  [default: --auth]")
 @gateway_setting(
     "token_file",
     "--token-file",
     type=click.Path(dir_okay=False),
-    help="File holding the token [default: ~/.chronoray/gateway-token, made if missing].",
+    help="File holding the token  [default: ~/.chronoray/gateway-token, made if missing]",
 )
 @gateway_setting(
     "tls_cert",
@@ -65,21 +65,21 @@ def gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[F], F]:
     "max_message_bytes",
     "--max-message-bytes",
     type=int,
-    help="Largest message in bytes [default: 16777216 (16 MiB)].",
+    help="Largest message in bytes  [default: 16777216 (16 MiB)]",
 )
 @gateway_setting(
     "rate_limit",
     "--rate-limit",
     type=float,
-    help="Requests per second per client address [default: 1000].",
+    help="Requests per second per client address  [default: 1000]",
 )
 @gateway_setting(
     "output_dir",
     "--output-dir",
-    help="Where snapshots and analyses asked for are written [default: chronoray-gateway].",
+    help="Where snapshots and analyses asked for are written  [default: chronoray-gateway]",
 )
 @gateway_setting(
-    "grace", "--grace", type=float, help="Seconds calls get at shutdown [default: 10]."
+    "grace", "--grace", type=float, help="Seconds calls get at shutdown  [default: 10]"
 )
 @click.option("--detach", is_flag=True, help="Run the gateway as a Ray actor of the graph.")
 @click.option("--stop", "stop_actor", is_flag=True, help="Stop the graph's gateway actor.")

@@ -360,8 +360,8 @@ def _server_options() -> list[Callable[[F], F]]:
             envvar="CHRONORAY_GATEWAY_TOKEN_FILE",
             show_envvar=True,
             default=None,
-            help="--server: file holding the gateway's token [default: CHRONORAY_GATEWAY_TOKEN, "
-            "else ~/.chronoray/gateway-token].",
+            help="--server: file holding the gateway's token  [default: "
+            "CHRONORAY_GATEWAY_TOKEN, else ~/.chronoray/gateway-token]",
         ),
         click.option(
             "--tls-ca",
