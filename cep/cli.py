@@ -212,7 +212,7 @@ def _run(
                 files,
                 lambda line: f.write(line + "\n"),
                 on_error=settings.on_error,  # type: ignore[arg-type]
-                rejects=rejects,
+                rejects=None if rejects is None else str(rejects),
                 progress=bar,
                 **params,
                 **run,

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import click
 
@@ -30,7 +30,6 @@ __all__ = [
     "finite",
     "format_option",
     "id_order",
-    "json_option",
     "log_dir_option",
     "output_options",
     "setting",
@@ -59,7 +58,7 @@ def id_order(vertex: Any) -> tuple[int, float, str]:
     return 1, 0.0, str(vertex)
 
 
-class EventTime(click.ParamType):
+class EventTime(click.ParamType[float, Any]):
     """An event time: a number (the data's own time, Unix seconds for SNAP files) or an ISO
     8601 date, taken as Unix seconds (``2004-08-01T00:00:00Z``; a date without a zone is
     UTC).
@@ -97,7 +96,7 @@ class EventTime(click.ParamType):
         return when.timestamp()
 
 
-class ClockVector(click.ParamType):
+class ClockVector(click.ParamType[list[int], Any]):
     """Comma-separated shard worker clocks, e.g. ``1200,980``."""
 
     name = "CLOCKS"
@@ -143,22 +142,15 @@ def log_dir_option(
     )
 
 
-def json_option(function: F | None = None, *, help: str = "Print JSON.") -> Any:
-    """``--json``: machine-readable output (``help`` says its shape)."""
-    option = click.option("--json", "as_json", is_flag=True, help=help)
-    return option(function) if function is not None else option
-
-
 Output = Literal["table", "json", "csv"]
 """How a table command prints: a table for people, JSON, or CSV."""
 
 
 def output_options(
-    function: F | None = None,
     *,
     json_help: str = "Print JSON instead of a table.",
     csv_help: str = "Print the table as CSV (every column, values in full).",
-) -> Any:
+) -> Callable[[F], F]:
     """``--json`` and ``--csv`` (one of them): the command gets ``output`` (an
     :data:`Output`) instead."""
 
@@ -171,9 +163,9 @@ def output_options(
             return command(*args, output=output, **kwargs)
 
         decorated = click.option("--csv", "as_csv", is_flag=True, help=csv_help)(chosen)
-        return click.option("--json", "as_json", is_flag=True, help=json_help)(decorated)  # type: ignore[no-any-return]
+        return cast(F, click.option("--json", "as_json", is_flag=True, help=json_help)(decorated))
 
-    return decorate(function) if function is not None else decorate
+    return decorate
 
 
 shards_option = setting(

@@ -186,7 +186,7 @@ def analyze(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--times") from None
     status = f"{algo}: snapshot, then the analysis (Spark's start takes ~10 s)"
-    with target.open() as graph, console.status(status, disable=output != "table"):
+    with target.open() as graph, err_console.status(status):  # stdout: the result only
         result = graph.analyze(
             algo,
             at,
@@ -326,10 +326,10 @@ def inspect_log(
 
 def _log_column(name: str, position: int) -> Column:
     """A column of a log entry: the first ones and those of :data:`_LOG_PRIORITY` are kept
-    longest; times are dates; values are cut at 60 characters in the table."""
+    longest; times are dates; a value wraps, cut at 300 characters in the table."""
     rank = _LOG_PRIORITY.index(name) if name in _LOG_PRIORITY else len(_LOG_PRIORITY) + position
     if name == "time":
         return Column(name, rank, show=show_date)
     if name in ("wc", "clock"):
         return Column(name, 0 if name == "wc" else rank)
-    return Column(name, rank, wrap=True, justify="left", show=lambda v: short(v, 100))
+    return Column(name, rank, wrap=True, justify="left", show=lambda v: short(v, 300))

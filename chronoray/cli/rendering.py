@@ -91,7 +91,7 @@ class View:
 
     title: str
     columns: Sequence[Column]
-    rows: list[Sequence[Any]] = field(default_factory=list)
+    rows: Sequence[Sequence[Any]] = field(default_factory=list)
 
     def cells(self) -> list[list[str]]:
         """The rows as shown in the table."""

@@ -39,7 +39,10 @@ def begin_run_log() -> Path:
         return Path(given)
     folder = runs_dir()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    path = folder / f"driver-{stamp}-{os.getpid()}.log"
+    stem = f"driver-{stamp}-{os.getpid()}"
+    path = folder / f"{stem}.log"
+    if str(path) == _named:  # a second command of this process in the same second
+        path = folder / f"{stem}-2.log"
     _prune(folder, KEPT - 1)
     os.environ[_VARIABLE] = _named = str(path)
     return path

@@ -85,7 +85,7 @@ def gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[F], F]:
 @click.option("--stop", "stop_actor", is_flag=True, help="Stop the graph's gateway actor.")
 @click.pass_obj
 def serve(
-    settings: Settings, graph_name: str | None, detach: bool, stop_actor: bool, **given: Any
+    settings: Settings, /, graph_name: str | None, detach: bool, stop_actor: bool, **given: Any
 ) -> None:
     """Serve a running graph over gRPC (chronoray.v1: ingestion, queries, snapshots,
     subscriptions, analyses) until Ctrl-C or the graph stops; or, with --detach, from a
