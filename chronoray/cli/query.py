@@ -78,20 +78,20 @@ def _found(target: ClusterTarget, find: Any) -> Any:
 def vertex(vertex_id: str, target: ClusterTarget, output: Output) -> None:
     """State and edges of one vertex (edges by the other vertex's id, 50 of each shown)."""
     found = _found(target, lambda graph: graph.vertex(_id(vertex_id)))
-    directions = (("out-edges", found["out_edges"]), ("in-edges", found["in_edges"]))
-    views = []
-    for title, edges in directions:
-        names = sorted({k for props in edges.values() for k in props})
-        columns = [Column("vertex"), *(Column(n, 1, wrap=True) for n in names)]
-        rows = sorted(edges.items(), key=lambda kv: id_order(kv[0]))
-        shown = rows if output == "csv" else rows[:50]
-        views.append(
-            View(
-                f"{title} ({len(edges)})",
-                columns,
-                [[other, *(props.get(n, "") for n in names)] for other, props in shown],
-            )
-        )
+    directions = {"out": found["out_edges"], "in": found["in_edges"]}
+    names = sorted({k for edges in directions.values() for p in edges.values() for k in p})
+    edge_columns = [Column("vertex"), *(Column(n, 1, wrap=True) for n in names)]
+    rows = {
+        direction: [
+            [other, *(props.get(n, "") for n in names)]
+            for other, props in sorted(edges.items(), key=lambda kv: id_order(kv[0]))
+        ]
+        for direction, edges in directions.items()
+    }
+    if output == "csv":
+        every = [[d, *row] for d, of_d in rows.items() for row in of_d]
+        print_view(View("edges", [Column("direction"), *edge_columns], every), output)
+        return
     if output == "table":
         console.print(
             f"[bold]vertex {vertex_id}[/] ({found['type']}, clock {found['clock']}, "
@@ -99,6 +99,7 @@ def vertex(vertex_id: str, target: ClusterTarget, output: Output) -> None:
         )
         for key, value in sorted(found["state"].items()):
             console.print(f"  {key} = {value!r}")
+    views = [View(f"{d}-edges ({len(of_d)})", edge_columns, of_d[:50]) for d, of_d in rows.items()]
     print_view(views, output, found)
 
 

@@ -141,3 +141,15 @@ def test_history_and_activity_show_dates(graph, narrow, tmp_path):
     body = [line for line in activity.stdout.splitlines() if "│" in line]
     assert "2004-04-16T00:00:00Z" in _column("\n".join(body), 0)
     assert not [line for line in body if "e+09" in line]  # the title is the analysis's own
+
+
+@pytest.mark.ray
+def test_vertex_csv_lists_every_edge_with_its_direction(graph):
+    result = _run("vertex", "1", "--log-dir", graph, "--csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    # vertex 1 (the lines i with i % 7 == 1) sends to i % 5 + 10 and receives nothing
+    assert {r["direction"] for r in rows} == {"out"}
+    targets = [int(r["vertex"]) for r in rows]
+    expected = sorted({i % 5 + 10 for i in range(60) if i % 7 == 1})
+    assert targets == expected
