@@ -279,7 +279,7 @@ class GatewayTarget:
                         return
 
 
-def _refuse(ctx: click.Context, target: Target, option: str) -> None:
+def _refuse(ctx: click.Context, target: Target, where: str) -> None:
     """Refuse, in one usage line naming them, the options given on the command line that
     ``target`` cannot honour (a value from the environment is a standing default: it is
     left unused, not refused)."""
@@ -293,7 +293,7 @@ def _refuse(ctx: click.Context, target: Target, option: str) -> None:
             continue
         given.append(param.opts[0])
     if given:
-        raise click.UsageError(f"{', '.join(given)} cannot be used with {option}")
+        raise click.UsageError(f"{', '.join(given)} cannot be used {where}")
 
 
 def target_options(*, server: bool = False, exists: bool = True) -> Callable[[F], F]:
@@ -316,11 +316,11 @@ def target_options(*, server: bool = False, exists: bool = True) -> Callable[[F]
             target: Target
             if server is not None:
                 target = GatewayTarget(server, token_file, tls_ca)
-                _refuse(ctx, target, "--server")
+                _refuse(ctx, target, "with --server")
             else:
                 target = ClusterTarget(ctx.find_object(Settings) or Settings(None, None),
                                        graph_name, log_dir)  # fmt: skip
-                _refuse(ctx, target, "--graph or --log-dir")
+                _refuse(ctx, target, "without --server")
             return command(*args, target=target, **kwargs)
 
         options = [

@@ -34,7 +34,7 @@ def edges(tmp_path):
         (["subscribe", "--server", _SERVER, "--ingest", "{edges}"], "--ingest cannot be used"),
         (
             ["ingest", "{edges}", "--log-dir", "{tmp}/g", "--records-per-batch", "5"],
-            "--records-per-batch cannot be used with --graph or --log-dir",
+            "--records-per-batch cannot be used without --server",
         ),
     ],
 )
