@@ -83,7 +83,7 @@ class ClusterTarget:
     """A graph in the Ray cluster: the running named graph ``graph_name``, or the one in
     ``log_dir``."""
 
-    cannot = {"records_per_batch": "a gateway's option"}
+    cannot = {"records_per_batch": "an option of a gateway's ingestion"}
 
     def __init__(self, settings: Settings, graph_name: str | None, log_dir: Path | None):
         self.settings = settings
@@ -283,7 +283,8 @@ def _refuse(ctx: click.Context, target: Target, where: str) -> None:
     """Refuse, in one usage line naming them, the options given on the command line that
     ``target`` cannot honour (a value from the environment is a standing default: it is
     left unused, not refused)."""
-    given = []
+    given: list[str] = []
+    why: list[str] = []
     for param in ctx.command.params:
         name = param.name or ""
         typed = ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
@@ -292,8 +293,9 @@ def _refuse(ctx: click.Context, target: Target, where: str) -> None:
         if ctx.params.get(name) in (None, False, (), param.default):
             continue
         given.append(param.opts[0])
+        why += [] if target.cannot[name] in why else [target.cannot[name]]
     if given:
-        raise click.UsageError(f"{', '.join(given)} cannot be used {where}")
+        raise click.UsageError(f"{', '.join(given)} cannot be used {where}: {'; '.join(why)}")
 
 
 def target_options(*, server: bool = False, exists: bool = True) -> Callable[[F], F]:
