@@ -550,9 +550,8 @@ class SourceActor:
     ) -> None:
         graph_id, namespace, controller_name, num_shards = graph
         shards = [ShardHandle.named(graph_id, k, namespace) for k in range(num_shards)]
-        controller = ControllerHandle(  # it must come back: this source cannot end without it
-            ray.get_actor(controller_name, namespace=namespace), patience=math.inf
-        )
+        # it must come back (unless stopped for good): this source cannot end without it
+        controller = ControllerHandle.named(controller_name, namespace, patience=math.inf)
         floor = controller.source_floor(source.name)
         self.pump: FeedPump = FeedPump.resume(
             source.name,

@@ -117,7 +117,9 @@ class RayGraph:
         self.deployment = deployment
         self.graph_id = deployment.graph_id
         self.namespace = deployment.namespace
-        self._controller = ControllerHandle(deployment.controller)
+        self._controller = ControllerHandle(
+            deployment.controller, deployment.controller_name, deployment.namespace
+        )
         self._shards = [ShardHandle(actor) for actor in deployment.shards]
         self.owner = name is None  # close() stops a private graph, detaches from a named one
         self._pumps: dict[str, FeedPump] = {}
@@ -135,7 +137,7 @@ class RayGraph:
             raise GraphNotFound(
                 f"no graph named {name!r} in the Ray cluster (running: {running})"
             ) from None
-        info = ControllerHandle(controller).info()
+        info = ControllerHandle(controller, CONTROLLER_NAME, graph_namespace(name)).info()
         deployment = Deployment(
             info["graph_id"], info["namespace"], CONTROLLER_NAME, controller, info["shards"]
         )
