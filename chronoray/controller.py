@@ -77,6 +77,7 @@ from shards.coordinator import (
 )
 from shards.protocol import ShardSettings, ShardStats
 from shards.worker import ACTOR_ERRORS
+from vertex.annotations import mark_module_api
 
 __all__ = [
     "CONTROLLER_NAME",
@@ -446,3 +447,6 @@ class GraphController:
                 raise result
             stats.append(result)
         return tuple(dict(s.times) for s in stats)
+
+
+mark_module_api(globals())

@@ -26,6 +26,7 @@ from shards.coordinator import Gate, Instruction, Promise
 from shards.core import Batch
 from shards.protocol import Outcome, Quiet, ShardStats
 from shards.worker import ACTOR_ERRORS, shard_actor_name
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 if TYPE_CHECKING:
@@ -207,3 +208,6 @@ class ControllerHandle:
         """Tell the progress of source ``name`` without waiting (a report lost with a dying
         controller is asked for again by the next one)."""
         self.actor.source_progress.remote(name, frontier, promise, reach)
+
+
+mark_module_api(globals())

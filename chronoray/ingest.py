@@ -69,6 +69,7 @@ from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
 from shards.watermark import LatePolicy, show_time
 from shards.worker import ACTOR_ERRORS
+from vertex.annotations import mark_module_api
 from vertex.records import Update
 
 __all__ = [
@@ -716,3 +717,6 @@ class SourceFinal:
 
     report: IngestReport | None = None
     error: Exception | None = None
+
+
+mark_module_api(globals(), public=("IngestJob", "IngestReport"))

@@ -63,6 +63,7 @@ from shards.protocol import Outcome, ShardStats
 from shards.routing import shard_of
 from shards.worker import ACTOR_ERRORS
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
+from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
@@ -545,9 +546,7 @@ class RayGraph:
         outcome: Outcome = _retrying(lambda: ray.get(actor.wait_applied(channel, position, wait)))
         return outcome.applied >= position
 
-    def _source_open_through(
-        self, name: str, actor: Any, t: float
-    ) -> list[tuple[int, int]] | None:
+    def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]] | None:
         """The open batches of source ``name`` holding updates of time ``<= t`` (None
         while this driver is still starting its pump or actor)."""
         if actor is None:
@@ -632,3 +631,6 @@ class RayGraph:
     def index(self, name: str) -> Index:
         """A secondary index declared by the vertex classes."""
         return Index(self.live, name)
+
+
+mark_module_api(globals())

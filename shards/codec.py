@@ -99,6 +99,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, NamedTuple
 
+from vertex.annotations import mark_module_api
 from vertex.records import Update, UpdateKind, VertexId
 
 __all__ = [
@@ -706,3 +707,6 @@ def decode_schema(data: bytes | None) -> Schema:
         return Schema.empty()
     v = _loads(data)
     return Schema(v["ids"], dict(v["vertex"]), dict(v["edge"]))
+
+
+mark_module_api(globals())

@@ -100,6 +100,7 @@ from shards.replay import (
     read_manifest,
 )
 from shards.routing import shard_of
+from vertex.annotations import mark_module_api
 from vertex.model import DirectHooks, Vertex, VertexTypes
 from vertex.records import Update, VertexId
 
@@ -938,3 +939,6 @@ class ShardCore:
         self.edge_count = sum(len(r.out_edges) for r in self.vertices.values())
         self._wc = last_worker_clock(store)
         self.vector[self.shard_id] = self._wc
+
+
+mark_module_api(globals(), public=("VertexNotFound",))

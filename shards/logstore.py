@@ -60,6 +60,8 @@ from rocksdict import (
     WriteOptions,
 )
 
+from vertex.annotations import mark_module_api
+
 __all__ = [
     "LogName",
     "LogError",
@@ -711,3 +713,6 @@ def open_log_store(
         raise LogError(f"log store factory {factory!r} not found: {exc}") from None
     store: LogStore = opener(os.fspath(path), sync=sync, create=create)
     return store
+
+
+mark_module_api(globals())

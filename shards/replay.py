@@ -45,6 +45,7 @@ from shards.codec import (
 )
 from shards.logstore import LogName, LogStore
 from shards.records import VertexRecord, set_edge
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = [
@@ -516,3 +517,6 @@ def _positions_of(column: list[Any], value: Any, lo: int, hi: int) -> Iterator[i
             return
         yield i
         i += 1
+
+
+mark_module_api(globals())
