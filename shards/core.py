@@ -796,7 +796,8 @@ class ShardCore:
         """Apply the execution's effects to the vertex in memory (and to the edge count)."""
         record = run.record
         out = record.out_edges
-        counted = 0 if run.created else len(out)
+        counts = bool(run.edge_ops) or run.deleted or run.created  # else: no edge count change
+        counted = 0 if run.created or not counts else len(out)
         for dst, props in run.edge_ops:
             set_edge(out, dst, props)
         if run.in_op is not None:
@@ -808,7 +809,8 @@ class ShardCore:
             self.vertices.pop(run.vid, None)
         elif run.created:
             self.vertices[run.vid] = record
-        self.edge_count += (0 if run.deleted else len(out)) - counted
+        if counts:
+            self.edge_count += (0 if run.deleted else len(out)) - counted
 
     # -- persistence ------------------------------------------------------------------
 
