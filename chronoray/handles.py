@@ -182,6 +182,13 @@ class ControllerHandle:
     def close_source(self, name: str, final: SourceFinal) -> None:
         self._ask("close_source", name, final)
 
+    def source_acked(self, name: str, offset: int, at: float) -> None:
+        self._ask("source_acked", name, offset, at)
+
+    def acked(self, name: str) -> tuple[int, float] | None:
+        acked: tuple[int, float] | None = self._ask("acked", name)
+        return acked
+
     def sources(self) -> dict[str, Any]:
         sources: dict[str, Any] = self._ask("sources")
         return sources
