@@ -61,6 +61,8 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
+# the checkout's .venv (what ./run makes), else the environment running this
+VENV = ROOT / ".venv" if (ROOT / ".venv" / "bin" / "python").exists() else Path(sys.prefix)
 RUNNABLE = ("bash", "sh", "console", "python")
 DEFAULT_TIMEOUT = 600.0
 
@@ -226,7 +228,7 @@ class _Python:
         read, write = os.pipe()
         self._log = open(cwd / ".python-blocks.log", "wb")  # noqa: SIM115 - closed in close()
         self._proc = subprocess.Popen(
-            [str(ROOT / ".venv/bin/python"), "-u", "-P", "-c", _KERNEL, str(write)],
+            [str(VENV / "bin" / "python"), "-u", "-P", "-c", _KERNEL, str(write)],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -313,15 +315,15 @@ def _console_steps(code: str) -> list[tuple[str, str]]:
 
 def _workdir(root: Path) -> None:
     """What a checkout gives a reader, linked into the temporary directory ``root``."""
-    (root / ".venv").symlink_to(ROOT / ".venv")
+    (root / ".venv").symlink_to(VENV)
     (root / "chronoray").mkdir()  # not a package: Python runs with -P (PYTHONSAFEPATH)
     (root / "chronoray" / "datasets").symlink_to(ROOT / "chronoray" / "datasets")
 
 
 def _env(root: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env["VIRTUAL_ENV"] = str(ROOT / ".venv")
+    env["PATH"] = f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(VENV)
     env.pop("RAY_ADDRESS", None)  # a page starts its own Ray, never joins another
     env.pop("CHRONORAY_RAY_ADDRESS", None)
     env["CHRONORAY_DRIVER_LOG"] = str(root / "driver.log")
