@@ -108,6 +108,7 @@ class PageResult:
     checked: int = 0  # blocks whose stated output was checked
     seconds: float = 0.0
     skipped: list[tuple[Block, str]] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)  # processes the page left running
 
 
 def _directives(lines: list[str]) -> dict[str, str]:
@@ -332,10 +333,11 @@ def _env(root: Path) -> dict[str, str]:
     return env
 
 
-def run_page(path: Path, *, keep: Path | None = None) -> PageResult:
+def run_page(path: Path, *, keep: Path | None = None, grace: float = 30.0) -> PageResult:
     """Run every block of ``path`` as written; raise :class:`BlockFailed` at the first failure.
 
     ``keep``: run in this (new, empty) directory instead of a temporary one, and leave it.
+    ``grace``: seconds the page's processes get to end by themselves once it is done.
     """
     blocks = parse_page(path)
     result = PageResult(path)
@@ -378,8 +380,41 @@ def run_page(path: Path, *, keep: Path | None = None) -> PageResult:
                 _stop(proc, grace=60.0, first=signal.SIGINT)
             if python is not None:
                 python.close()
+            result.leftovers = _end_leftovers(root, grace)
     result.seconds = time.monotonic() - started
     return result
+
+
+def _processes_in(root: Path) -> dict[int, str]:
+    """Processes working in ``root`` (what the page's blocks started: Ray's too), by pid."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue  # gone, or not ours to read
+        if cwd == root or root in cwd.parents:
+            found[int(entry.name)] = command.strip()
+    return found
+
+
+def _end_leftovers(root: Path, grace: float) -> list[str]:
+    """Wait ``grace`` seconds for the page's processes to end, then end the rest (SIGTERM,
+    then SIGKILL); return what had to be ended."""
+    deadline = time.monotonic() + grace
+    while (left := _processes_in(root)) and time.monotonic() < deadline:
+        time.sleep(0.5)  # Ray's processes end shortly after their driver
+    for sig in (signal.SIGTERM, signal.SIGKILL) if left else ():
+        for pid in _processes_in(root):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        time.sleep(2.0)
+    return sorted(left.values())
 
 
 def _background(block: Block, root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -445,7 +480,10 @@ def main(argv: list[str]) -> int:
         path = Path(page).resolve()
         try:
             results.append(run_page(path))
-            print(f"ok   {page}: {results[-1].blocks} blocks, {results[-1].seconds:.0f} s")
+            done = results[-1]
+            print(f"ok   {page}: {done.blocks} blocks, {done.seconds:.0f} s")
+            for command in done.leftovers:
+                print(f"     left running, ended: {command[:160]}")
         except BlockFailed as e:
             failed += 1
             print(f"FAIL {page}: {e}")

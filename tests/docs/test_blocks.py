@@ -84,6 +84,13 @@ def test_blocks_run_in_order_in_one_directory_and_one_python_namespace(tmp_path)
     assert (result.blocks, result.checked) == (5, 3)
     assert [why for _, why in result.skipped] == ["needs a real cluster"]
     assert (tmp_path / "run" / "made.txt").read_text() == "a\n"
+    assert result.leftovers == []
+
+
+def test_what_a_page_leaves_running_is_ended_and_reported(tmp_path):
+    page = "```bash\n(trap '' TERM; exec sleep 600) > /dev/null 2>&1 &\n```\n"
+    result = run_page(_page(tmp_path, page), grace=1.0)
+    assert len(result.leftovers) == 1 and "sleep 600" in result.leftovers[0]
 
 
 @pytest.mark.parametrize(

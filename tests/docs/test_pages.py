@@ -26,3 +26,4 @@ def test_every_page_is_linked_from_the_readme_and_has_no_unrunnable_shell_or_pyt
 def test_the_page_runs_as_written(page):
     result = run_page(page)
     assert result.blocks + len(result.skipped) == len(parse_page(page))
+    assert result.leftovers == []

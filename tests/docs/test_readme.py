@@ -12,3 +12,4 @@ def test_the_readme_runs_as_written():
     result = run_page(ROOT / "README.md")
     assert result.blocks >= 3 and result.checked >= 3
     assert len(result.skipped) == 1  # the two set-up commands (the reason is in the README)
+    assert result.leftovers == []  # every Ray it started ended with the block that started it
