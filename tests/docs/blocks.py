@@ -2,8 +2,8 @@
 
 A page is read into :class:`Block` values, one per fenced ```` ```bash ````, ```` ```sh ````,
 ```` ```console ```` or ```` ```python ```` block, and :func:`run_page` runs them in a fresh
-temporary directory that holds what a checkout gives a reader (``.venv`` and
-``chronoray/datasets``, linked from this checkout):
+temporary directory that holds what a checkout gives a reader (its tracked files and
+``.venv``, linked from this checkout):
 
 - **python** blocks of one page share one namespace, in order (one interpreter per page, the
   checkout's ``.venv`` Python, started in the temporary directory);
@@ -229,7 +229,7 @@ class _Python:
         read, write = os.pipe()
         self._log = open(cwd / ".python-blocks.log", "wb")  # noqa: SIM115 - closed in close()
         self._proc = subprocess.Popen(
-            [str(VENV / "bin" / "python"), "-u", "-P", "-c", _KERNEL, str(write)],
+            [str(VENV / "bin" / "python"), "-u", "-c", _KERNEL, str(write)],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -314,11 +314,20 @@ def _console_steps(code: str) -> list[tuple[str, str]]:
     return [(cmd, "\n".join(out)) for cmd, out in steps]
 
 
+def _checkout_entries() -> list[str]:
+    """The top-level names of a fresh clone (tracked files), ``.venv`` added."""
+    listed = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    names = {line.split("/", 1)[0] for line in listed.stdout.splitlines()}
+    return sorted(names or {"chronoray", "bench"}) + [".venv"]
+
+
 def _workdir(root: Path) -> None:
-    """What a checkout gives a reader, linked into the temporary directory ``root``."""
-    (root / ".venv").symlink_to(VENV)
-    (root / "chronoray").mkdir()  # not a package: Python runs with -P (PYTHONSAFEPATH)
-    (root / "chronoray" / "datasets").symlink_to(ROOT / "chronoray" / "datasets")
+    """What a checkout gives a reader, linked into the temporary directory ``root``: its
+    tracked top-level files and directories and ``.venv``; what blocks write lands beside."""
+    for name in _checkout_entries():
+        (root / name).symlink_to(VENV if name == ".venv" else ROOT / name)
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -329,7 +338,6 @@ def _env(root: Path) -> dict[str, str]:
     env.pop("CHRONORAY_RAY_ADDRESS", None)
     env["CHRONORAY_DRIVER_LOG"] = str(root / "driver.log")
     env["COLUMNS"] = "100"
-    env["PYTHONSAFEPATH"] = "1"  # the directory chronoray/ (datasets only) is not a package
     return env
 
 
