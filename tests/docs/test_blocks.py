@@ -108,3 +108,15 @@ def test_a_block_that_does_not_do_what_the_page_says_fails_naming_it(tmp_path, p
     with pytest.raises(BlockFailed, match=r"page.md:[12]\b") as failed:
         run_page(_page(tmp_path, page))
     assert why in str(failed.value)
+
+
+def test_a_serving_block_runs_in_the_background_until_the_page_is_done(tmp_path):
+    page = (
+        '<!-- runner: background until "serving" -->\n'
+        "```bash\ntrap 'echo interrupted > stopped.txt; exit 0' INT\n"
+        "echo serving\nwhile true; do sleep 0.1; done\n```\n\n"
+        "```bash\necho next\n```\n\n```text\nnext\n```\n"
+    )
+    result = run_page(_page(tmp_path, page), keep=tmp_path / "run", grace=5.0)
+    assert (result.blocks, result.checked, result.leftovers) == (2, 1, [])
+    assert (tmp_path / "run" / "stopped.txt").read_text() == "interrupted\n"  # a Ctrl-C
