@@ -13,7 +13,10 @@ with time ``<= T``: it stops after the last of them, so a cut at an early ``T`` 
 prefix of the log, never more than a cut at the end.
 
 Guarantees: entries are applied in worker-clock order, each at most once; a replay never
-writes to the store; the format version is checked before anything is decoded.
+writes to the store; the format version is checked before anything is decoded; a value
+that fails its checksum or does not decode raises :class:`~shards.logstore.LogCorrupted`
+naming the log's path, the column family and the key (and the shard, where the reader
+knows it) -- never a bare decoding error, never a value used.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from shards.codec import (
     decode_manifest,
     decode_schema,
 )
-from shards.logstore import LogName, LogStore
+from shards.logstore import LogCorrupted, LogName, LogStore
 from shards.records import VertexRecord, set_edge
 from vertex.records import VertexId
 
@@ -56,6 +59,7 @@ __all__ = [
     "headers",
     "last_worker_clock",
     "load_shard_checkpoint",
+    "log_location",
     "log_rows",
     "paused_gc",
     "read_commands",
@@ -90,11 +94,18 @@ def read_manifest(store: LogStore) -> Manifest | None:
 def read_schema(store: LogStore) -> Schema:
     """The columns and kinds the log's states and edges ever had."""
     read_manifest(store)
-    return decode_schema(store.get_meta(SCHEMA_KEY))
+    try:
+        return decode_schema(store.get_meta(SCHEMA_KEY))
+    except LogCorrupted as exc:
+        raise exc.at(_where(store)) from exc
 
 
-def _where(store: LogStore) -> str:
+def log_location(store: LogStore) -> str:
+    """Where a store's log is, for messages: its path (a memory store: its name)."""
     return str(getattr(store, "path", None) or getattr(store, "name", None) or store)
+
+
+_where = log_location
 
 
 def last_worker_clock(store: LogStore) -> int:
@@ -107,7 +118,10 @@ def headers(
 ) -> Iterator[BlockHeader]:
     """Headers of the blocks holding worker clocks ``first_wc .. last_wc``, in order."""
     for key, data in store.scan(LogName.CLOCKS, first_wc):
-        header = decode_header(key, data)
+        try:
+            header = decode_header(key, data)
+        except LogCorrupted as exc:
+            raise exc.at(_where(store), key) from exc
         if last_wc is not None and header.first > last_wc:
             return
         yield header
@@ -150,7 +164,10 @@ class ShardCheckpoint:
 
 def checkpoint_list(store: LogStore) -> list[tuple[int, float]]:
     """``(worker clock, max event time)`` of every shard checkpoint, oldest first."""
-    return decode_checkpoint_list(store.get_meta(CHECKPOINTS_KEY))
+    try:
+        return decode_checkpoint_list(store.get_meta(CHECKPOINTS_KEY))
+    except LogCorrupted as exc:
+        raise exc.at(_where(store)) from exc
 
 
 def load_shard_checkpoint(
@@ -161,7 +178,14 @@ def load_shard_checkpoint(
     found = store.floor(LogName.CHECKPOINTS, upto_wc) if upto_wc > 0 else None
     if found is None:
         return None
-    c = decode_checkpoint(found[1], in_edges)
+    try:
+        c = decode_checkpoint(found[1], in_edges)
+    except LogCorrupted as exc:
+        raise exc.at(_where(store), found[0]) from exc
+    if c.wc != found[0]:
+        raise LogCorrupted(
+            f"holds the checkpoint of worker clock {c.wc}", "checkpoints", found[0], _where(store)
+        )
     vertices = {
         vid: VertexRecord(t, s, o, i, k, tm)
         for vid, t, s, o, i, k, tm in zip(
@@ -189,8 +213,12 @@ def start_checkpoint(
 
 def read_commands(store: LogStore, first_wc: int = 1) -> Iterator[CommandEntry]:
     """Every command-log entry from worker clock ``first_wc`` on, in order."""
-    for _, data in store.scan(LogName.COMMANDS, first_wc):
-        for entry in decode_commands(data):
+    for key, data in store.scan(LogName.COMMANDS, first_wc):
+        try:
+            entries = decode_commands(data)
+        except LogCorrupted as exc:
+            raise exc.at(_where(store), key) from exc
+        for entry in entries:
             if entry.wc >= first_wc:
                 yield entry
 
@@ -211,8 +239,11 @@ def log_rows(store: LogStore, log: str, first_wc: int | None = None) -> Iterator
         replay = LogReplay(store, checkpoint=False)
         for block in replay.blocks(first):
             sends: dict[int, list[Message]] = {}
-            for i, _, _, msg in block.messages():
-                sends.setdefault(i, []).append(msg)
+            try:
+                for i, _, _, msg in block.messages():
+                    sends.setdefault(i, []).append(msg)
+            except LogCorrupted as exc:
+                raise exc.at(_where(store)) from exc
             for i in range(max(first - block.first, 0), len(block.vertex)):
                 yield {
                     "wc": block.first + i,
@@ -338,7 +369,17 @@ class LogReplay:
                 return
             if wanted is not None and key not in wanted:
                 continue  # no entry of this block is in the cut: not even decoded
-            block = decode_events(data, self.in_edges)
+            try:
+                block = decode_events(data, self.in_edges)
+            except LogCorrupted as exc:
+                raise exc.at(_where(self.store), key) from exc
+            if block.key != key:
+                raise LogCorrupted(
+                    f"holds the block of worker clocks {block.first}..{block.key}",
+                    "events",
+                    key,
+                    _where(self.store),
+                )
             self.decoded += len(block.vertex)
             yield block
             if key >= self.bound:
