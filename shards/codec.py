@@ -1,23 +1,40 @@
 """The on-disk format of a shard's log, and the one module that encodes and decodes it.
 
 Every value a shard writes -- blocks of commands and events, block headers with vector
-clocks, shard checkpoints, the cursor, the checkpoint list and the manifest -- is made and
-read here. The manifest records :data:`FORMAT_VERSION`; a log of another version is
-refused with :class:`LogFormatError` (it names the path's version and this one).
+clocks, shard checkpoints, the cursor, the checkpoint list, the schema and the manifest --
+is made and read here. The manifest records :data:`FORMAT_VERSION`; a log of another
+version is refused with :class:`LogFormatError` (it names the path's version and this one;
+for format 2, the command that converts it: ``chronoray upgrade-log``, see
+:mod:`shards.upgrade`).
 
-Format 2, for a plain reader (Python with ``rocksdict``, no chronoray needed)
-----------------------------------------------------------------------------------
+Format 3, for a plain reader (Python with ``rocksdict`` and ``zlib``, no chronoray needed)
+------------------------------------------------------------------------------------------
 The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
 ``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
-and ``meta`` keyed by utf-8 strings. Every value is a pickle (protocol 5) of builtins
-only -- dicts, lists, tuples, str, int, float, bool, None -- plus whatever plain values
-vertex states and messages hold, so ``pickle.loads`` decodes any of them.
+and ``meta`` keyed by utf-8 strings. Every value is a *frame*: a payload followed by the
+payload's CRC-32 (``zlib.crc32``, 4 bytes, little-endian) -- one checksum per stored value,
+one C call per block. The payload is a pickle (protocol 5) of builtins only -- dicts,
+lists, tuples, str, int, float, bool, None -- plus whatever plain values vertex states and
+messages hold, so ``pickle.loads(value[:-4])`` decodes any of them once ``zlib.crc32
+(value[:-4])`` matches ``value[-4:]``.
+
+Decoding verifies the checksum first: a value that fails it (a flipped bit, a truncated,
+extended or replaced value), or whose payload does not decode into the fields below,
+raises :class:`LogCorrupted` (one error type, from :mod:`shards.logstore`) and is never
+used; nothing of it is decoded before the checksum matched, so a corrupted length field
+never allocates. The decoders name the column family (and the key where they get it);
+the readers of :mod:`shards.replay` and the shard's recovery add the log's path, the key
+and the shard. The checksum covers the value, not its key: readers check that a block's
+extent (and a checkpoint's worker clock) matches its key.
+
+Format 2 is format 3 without the frames (each value the bare payload) and with
+``"format": 2`` in the manifest; format 1 wrote whole vertices (refused: re-ingest).
 
 One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
 ``clocks``, all three under the key of the block's **last worker clock** (so a range scan
 from worker clock ``w`` starts with the block holding ``w``). A block holds the entries
 of worker clocks ``first .. key``, one per behavior execution, as columns (lists of equal
-length, entry ``i`` has worker clock ``first + i``):
+length, entry ``i`` has worker clock ``first + i``). The payloads:
 
 ``events`` block (a dict):
     ``first``   first worker clock;
@@ -68,7 +85,7 @@ length, entry ``i`` has worker clock ``first + i``):
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 2, "shard": k, "num_shards": n}``; ``schema`` =
+``meta``: ``manifest`` = ``{"format": 3, "shard": k, "num_shards": n}``; ``schema`` =
     ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
     kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
     log ever recorded under that key (ints and floats together are ``"float"``, other

@@ -33,6 +33,11 @@ Guarantees:
   (keys: the seq as 8-byte big-endian unsigned, see :func:`encode_seq`, so key order is
   seq order) and ``meta`` (keys: utf-8 strings). Any process with ``rocksdict`` can read
   it, even while the writer is open, with ``AccessType.read_only()`` or as a secondary.
+  (The family ``checkpoints`` is keyed like the other logs.)
+* **Values are opaque.** A store keeps the bytes it is given; the shard's format
+  (:mod:`shards.codec`) frames every value with a CRC-32 and raises
+  :class:`LogCorrupted`, defined here with the other log errors, for a value that fails
+  it or does not decode.
 
 Neither class is meant for concurrent appends from several threads, though appends and
 close are serialized by a lock.
