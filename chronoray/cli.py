@@ -1369,11 +1369,12 @@ def upgrade_log(log_dir: Path) -> None:
     from chronoray.manifest import Manifest
     from shards.upgrade import upgrade_shard_log
 
-    manifest = Manifest.read(log_dir)
+    try:
+        manifest = Manifest.read(log_dir)
+    except FileNotFoundError as exc:
+        raise Failed(str(exc)) from exc
     for shard in range(manifest.num_shards):
         path = shard_log_path(log_dir, shard)
-        if not Path(path).is_dir():
-            raise Failed(f"{path} is not here (a log on another node is converted there)")
         result = upgrade_shard_log(path)
         if result.resumed:
             click.echo(f"{path}: {result.resumed}")

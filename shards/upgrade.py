@@ -53,7 +53,7 @@ from shards.codec import (
     read_manifest_value,
     value_payload,
 )
-from shards.logstore import LogBatch, LogCorrupted, LogName, RocksLogStore
+from shards.logstore import LogBatch, LogCorrupted, LogLockedError, LogName, RocksLogStore
 
 __all__ = ["UpgradeResult", "upgrade_shard_log"]
 
@@ -101,8 +101,13 @@ def upgrade_shard_log(path: str | os.PathLike[str]) -> UpgradeResult:
     new, old = _beside(target, _NEW), _beside(target, _OLD)
     resumed = _resume(target, new, old)
     if not target.is_dir():
-        raise LogFormatError(f"no shard log at {target}")
-    source = RocksLogStore(target, create=False)
+        raise LogFormatError(
+            f"no shard log at {target} (a log kept on another node is converted on that node)"
+        )
+    try:
+        source = RocksLogStore(target, create=False)
+    except LogLockedError as exc:
+        raise LogLockedError(f"{exc} -- stop the graph, then convert its logs") from exc
     try:
         raw = source.get_meta(MANIFEST_KEY)
         if raw is None:

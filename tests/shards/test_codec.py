@@ -422,3 +422,21 @@ def test_a_conversion_stopped_during_its_swap_is_finished_or_undone(v2_graph, mo
     assert result.resumed and "undid" in result.resumed and result.converted
     oracle = edge_oracle(V2 / "edges.txt", "snap")
     assert _cut_counts(v2_graph, float("inf")) == pair_counts_between(oracle, float("inf"))
+
+
+def test_upgrade_log_refuses_a_log_held_by_a_running_graph_and_a_directory_without_a_graph(
+    v2_graph, tmp_path
+):
+    holder = RocksLogStore(v2_graph / "shard-0")  # what a running shard holds
+    try:
+        with pytest.raises(LogError, match="stop the graph, then convert its logs"):
+            upgrade_shard_log(v2_graph / "shard-0")
+    finally:
+        holder.close()
+    assert not (v2_graph / "shard-0.v3-new").exists()
+    with pytest.raises(LogFormatError, match="format 2"):
+        cr.GraphCluster.open(v2_graph, runtime="local")  # untouched: still format 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = CliRunner().invoke(main, ["upgrade-log", "--log-dir", str(empty)])
+    assert result.exit_code == 1 and "holds no chronoray graph" in result.output
