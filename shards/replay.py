@@ -88,7 +88,7 @@ def read_manifest(store: LogStore) -> Manifest | None:
     """The log's manifest (``None`` for a store nothing was written to);
     :class:`~shards.codec.LogFormatError` if it has another format version."""
     raw = store.get_meta(MANIFEST_KEY)
-    return None if raw is None else decode_manifest(raw, _where(store))
+    return None if raw is None else decode_manifest(raw, log_location(store))
 
 
 def read_schema(store: LogStore) -> Schema:
@@ -97,15 +97,12 @@ def read_schema(store: LogStore) -> Schema:
     try:
         return decode_schema(store.get_meta(SCHEMA_KEY))
     except LogCorrupted as exc:
-        raise exc.at(_where(store)) from exc
+        raise exc.at(log_location(store)) from exc
 
 
 def log_location(store: LogStore) -> str:
     """Where a store's log is, for messages: its path (a memory store: its name)."""
     return str(getattr(store, "path", None) or getattr(store, "name", None) or store)
-
-
-_where = log_location
 
 
 def last_worker_clock(store: LogStore) -> int:
@@ -121,7 +118,7 @@ def headers(
         try:
             header = decode_header(key, data)
         except LogCorrupted as exc:
-            raise exc.at(_where(store), key) from exc
+            raise exc.at(log_location(store), key) from exc
         if last_wc is not None and header.first > last_wc:
             return
         yield header
@@ -167,7 +164,7 @@ def checkpoint_list(store: LogStore) -> list[tuple[int, float]]:
     try:
         return decode_checkpoint_list(store.get_meta(CHECKPOINTS_KEY))
     except LogCorrupted as exc:
-        raise exc.at(_where(store)) from exc
+        raise exc.at(log_location(store)) from exc
 
 
 def load_shard_checkpoint(
@@ -181,10 +178,13 @@ def load_shard_checkpoint(
     try:
         c = decode_checkpoint(found[1], in_edges)
     except LogCorrupted as exc:
-        raise exc.at(_where(store), found[0]) from exc
+        raise exc.at(log_location(store), found[0]) from exc
     if c.wc != found[0]:
         raise LogCorrupted(
-            f"holds the checkpoint of worker clock {c.wc}", "checkpoints", found[0], _where(store)
+            f"holds the checkpoint of worker clock {c.wc}",
+            "checkpoints",
+            found[0],
+            log_location(store),
         )
     vertices = {
         vid: VertexRecord(t, s, o, i, k, tm)
@@ -217,7 +217,7 @@ def read_commands(store: LogStore, first_wc: int = 1) -> Iterator[CommandEntry]:
         try:
             entries = decode_commands(data)
         except LogCorrupted as exc:
-            raise exc.at(_where(store), key) from exc
+            raise exc.at(log_location(store), key) from exc
         for entry in entries:
             if entry.wc >= first_wc:
                 yield entry
@@ -243,7 +243,7 @@ def log_rows(store: LogStore, log: str, first_wc: int | None = None) -> Iterator
                 for i, _, _, msg in block.messages():
                     sends.setdefault(i, []).append(msg)
             except LogCorrupted as exc:
-                raise exc.at(_where(store)) from exc
+                raise exc.at(log_location(store)) from exc
             for i in range(max(first - block.first, 0), len(block.vertex)):
                 yield {
                     "wc": block.first + i,
@@ -331,7 +331,8 @@ class LogReplay:
         in_edges: bool = True,
         checkpoint: bool = True,
     ) -> None:
-        read_manifest(store)
+        manifest = read_manifest(store)
+        self.shard = None if manifest is None else manifest.shard
         self.store = store
         last = last_worker_clock(store)
         self.bound = last if bound is None else min(bound, last)
@@ -372,13 +373,14 @@ class LogReplay:
             try:
                 block = decode_events(data, self.in_edges)
             except LogCorrupted as exc:
-                raise exc.at(_where(self.store), key) from exc
+                raise exc.at(log_location(self.store), key, shard=self.shard) from exc
             if block.key != key:
                 raise LogCorrupted(
                     f"holds the block of worker clocks {block.first}..{block.key}",
                     "events",
                     key,
-                    _where(self.store),
+                    log_location(self.store),
+                    self.shard,
                 )
             self.decoded += len(block.vertex)
             yield block
