@@ -1360,6 +1360,31 @@ def inspect_log(
     console.print(table)
 
 
+@main.command("upgrade-log")
+@log_dir_option(required=True, help="Log directory of a graph that is not running.")
+def upgrade_log(log_dir: Path) -> None:
+    """Convert a graph's shard logs of format 2 to format 3 in place (each shard's log is
+    checked, written anew beside it, verified, then swapped in: never half-converted)."""
+    from chronoray.deploy import shard_log_path
+    from chronoray.manifest import Manifest
+    from shards.upgrade import upgrade_shard_log
+
+    try:
+        manifest = Manifest.read(log_dir)
+    except FileNotFoundError as exc:
+        raise Failed(str(exc)) from exc
+    for shard in range(manifest.num_shards):
+        path = shard_log_path(log_dir, shard)
+        result = upgrade_shard_log(path)
+        if result.resumed:
+            click.echo(f"{path}: {result.resumed}")
+        if not result.converted:
+            click.echo(f"{path}: already in the current format")
+            continue
+        counts = ", ".join(f"{n:,} {family}" for family, n in result.entries.items())
+        click.echo(f"{path}: converted ({counts}; {result.bytes:,} bytes checksummed)")
+
+
 def _short(value: Any, width: int = 60) -> str:
     text = repr(value) if not isinstance(value, str) else value
     return text if len(text) <= width else text[: width - 1] + "…"
