@@ -14,7 +14,8 @@ long work (a bar with a title, total, unit and note, drawn on a ``rich`` console
 
 Everything else (``chronoray.ray_graph``, ``chronoray.local_graph``, ``chronoray.ingest``,
 ``chronoray.controller``, ``chronoray.deploy``, ``shards.*``...) is internal: a developer
-API that may change between versions.
+API that may change between versions. Each name says which it is
+(:func:`vertex.annotations.api_level`, and the last line of its docstring).
 """
 
 from chronoray.config import Config
@@ -72,6 +73,7 @@ from snapshot.models import (
     temporal_mapreduce,
 )
 from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
+from vertex.annotations import mark_public_api
 
 __all__ = [
     "algorithms",
@@ -135,6 +137,8 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+mark_public_api(globals()[name] for name in __all__)
 
 
 def __getattr__(name: str) -> object:

@@ -31,6 +31,7 @@ import ray
 
 from chronoray.config import Config
 from chronoray.errors import ClusterUnreachable
+from vertex.annotations import mark_module_api
 
 __all__ = [
     "NAMESPACE",
@@ -135,3 +136,6 @@ def ensure_ray(config: Config) -> None:
     except (ConnectionError, RuntimeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ClusterUnreachable(f"no Ray cluster reachable at {address!r}: {first}") from None
+
+
+mark_module_api(globals())

@@ -77,6 +77,7 @@ from shards.coordinator import (
 )
 from shards.protocol import ShardSettings, ShardStats
 from shards.worker import ACTOR_ERRORS
+from vertex.annotations import mark_module_api
 
 __all__ = [
     "CONTROLLER_NAME",
@@ -106,7 +107,8 @@ class ControllerState:
     """What a restarted controller needs from its previous instance (``STATE_FILE``):
     the open sources with their floors, the token each was opened with and its source
     actor's name, how ended sources ended, a bound above every number given to the
-    shards, and when the graph was created."""
+    shards, when the graph was created, and per gateway source the last offset (and its
+    time) acknowledged to its client (:meth:`GraphController.source_acked`)."""
 
     created: float
     floors: dict[str, float] = field(default_factory=dict)
@@ -114,6 +116,7 @@ class ControllerState:
     actors: dict[str, str] = field(default_factory=dict)
     finals: dict[str, SourceFinal] = field(default_factory=dict)
     seq: int = 0
+    acked: dict[str, tuple[int, float]] = field(default_factory=dict)
 
 
 def read_state(path: Path) -> ControllerState | None:
@@ -123,7 +126,11 @@ def read_state(path: Path) -> ControllerState | None:
             state = pickle.load(f)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         return None
-    return state if isinstance(state, ControllerState) else None
+    if not isinstance(state, ControllerState):
+        return None
+    if not hasattr(state, "acked"):  # kept by a version without it
+        state.acked = {}
+    return state
 
 
 def write_state(path: Path, state: ControllerState) -> None:
@@ -358,6 +365,18 @@ class GraphController:
         if handle is not None:
             ray.kill(handle, no_restart=True)
 
+    async def source_acked(self, name: str, offset: int, at: float) -> None:
+        """Source ``name``'s client was told that every shard logged its records through
+        ``offset`` (the latest at time ``at``): kept (state file) before the caller tells it,
+        so a reopened stream resumes after it (:meth:`acked`), never before."""
+        self._kept.acked[name] = (offset, at)
+        self._keep()
+
+    async def acked(self, name: str) -> tuple[int, float] | None:
+        """The last ``(offset, time)`` acknowledged to source ``name``'s client (``None``:
+        never acknowledged one)."""
+        return self._kept.acked.get(name)
+
     async def sources(self) -> dict[str, Any]:
         """Active sources: name -> actor handle (``None``: fed from a driver)."""
         return dict(self._sources)
@@ -446,3 +465,6 @@ class GraphController:
                 raise result
             stats.append(result)
         return tuple(dict(s.times) for s in stats)
+
+
+mark_module_api(globals())

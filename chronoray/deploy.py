@@ -29,6 +29,7 @@ from chronoray.manifest import Manifest
 from chronoray.placement import NodeInfo, alive_nodes, plan, shard_options
 from ephemeral.host import LiveHost
 from shards.worker import ACTOR_ERRORS, ShardWorker, shard_actor_name
+from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 
 __all__ = ["Deployment", "deploy", "shard_log_path", "stop"]
@@ -215,3 +216,6 @@ def _await_shards(deployment: Deployment, log_dir: Path) -> None:
                 "(a shard's RocksDB lock is held)"
             ) from None
         raise
+
+
+mark_module_api(globals())

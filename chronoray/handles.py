@@ -17,7 +17,7 @@ Both pickle as their actor handle does (a source actor gets them as arguments).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import ray
 from ray import ObjectRef
@@ -26,6 +26,7 @@ from shards.coordinator import Gate, Instruction, Promise
 from shards.core import Batch
 from shards.protocol import Outcome, Quiet, ShardStats
 from shards.worker import ACTOR_ERRORS, shard_actor_name
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 if TYPE_CHECKING:
@@ -108,23 +109,42 @@ class ShardHandle:
         return ref
 
 
-def _stopped(error: Exception) -> bool:
-    """Whether the actor was stopped for good (the graph's ``shutdown`` kills it with
-    ``ray.kill(no_restart=True)``): it will not come back, waiting is pointless."""
-    return "killed by `ray.kill`" in str(error)
-
-
 class ControllerHandle:
     """The graph's ``GraphController`` actor, each call typed and answered (see the
     controller's methods for what they do); ``actor`` is the raw Ray handle. A call the
     caller may repeat is asked again while the controller restarts, for up to
-    ``patience`` seconds (then the actor's error is raised)."""
+    ``patience`` seconds (then the actor's error is raised) -- and not at all once the
+    controller is gone for good: its name (``name`` in ``namespace``) no longer names it,
+    as after the graph's ``shutdown`` (``ray.kill(no_restart=True)``)."""
 
-    __slots__ = ("actor", "patience")
+    __slots__ = ("actor", "name", "namespace", "patience")
 
-    def __init__(self, actor: Any, patience: float = RESTART_PATIENCE) -> None:
+    def __init__(
+        self,
+        actor: Any,
+        name: str,
+        namespace: str,
+        patience: float = RESTART_PATIENCE,
+    ) -> None:
         self.actor = actor
+        self.name = name
+        self.namespace = namespace
         self.patience = patience
+
+    @classmethod
+    def named(cls, name: str, namespace: str, patience: float = RESTART_PATIENCE) -> Self:
+        """The controller named ``name`` in ``namespace`` (``ValueError`` if none is)."""
+        return cls(ray.get_actor(name, namespace=namespace), name, namespace, patience)
+
+    def gone(self) -> bool:
+        """Whether this controller will not answer again: Ray released its name (it is
+        dead and will not restart) or gave it to another actor. A restarting actor keeps
+        its name."""
+        try:
+            found = ray.get_actor(self.name, namespace=self.namespace)
+        except ValueError:
+            return True
+        return bool(found != self.actor)
 
     def _ask(self, method: str, *args: Any) -> Any:
         """``method(*args)``'s answer, asked again while the controller restarts."""
@@ -133,8 +153,8 @@ class ControllerHandle:
         while True:
             try:
                 return ray.get(call.remote(*args))
-            except ACTOR_ERRORS as exc:
-                if time.monotonic() >= deadline or _stopped(exc):
+            except ACTOR_ERRORS:
+                if time.monotonic() >= deadline or self.gone():
                     raise
                 time.sleep(0.1)
 
@@ -162,6 +182,13 @@ class ControllerHandle:
     def close_source(self, name: str, final: SourceFinal) -> None:
         self._ask("close_source", name, final)
 
+    def source_acked(self, name: str, offset: int, at: float) -> None:
+        self._ask("source_acked", name, offset, at)
+
+    def acked(self, name: str) -> tuple[int, float] | None:
+        acked: tuple[int, float] | None = self._ask("acked", name)
+        return acked
+
     def sources(self) -> dict[str, Any]:
         sources: dict[str, Any] = self._ask("sources")
         return sources
@@ -188,3 +215,6 @@ class ControllerHandle:
         """Tell the progress of source ``name`` without waiting (a report lost with a dying
         controller is asked for again by the next one)."""
         self.actor.source_progress.remote(name, frontier, promise, reach)
+
+
+mark_module_api(globals())

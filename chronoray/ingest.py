@@ -69,6 +69,7 @@ from shards.feed import SourceFeed
 from shards.progress import Progress, Reporter, progress_reporter
 from shards.watermark import LatePolicy, show_time
 from shards.worker import ACTOR_ERRORS
+from vertex.annotations import mark_module_api
 from vertex.records import Update
 
 __all__ = [
@@ -550,9 +551,8 @@ class SourceActor:
     ) -> None:
         graph_id, namespace, controller_name, num_shards = graph
         shards = [ShardHandle.named(graph_id, k, namespace) for k in range(num_shards)]
-        controller = ControllerHandle(  # it must come back: this source cannot end without it
-            ray.get_actor(controller_name, namespace=namespace), patience=math.inf
-        )
+        # it must come back (unless stopped for good): this source cannot end without it
+        controller = ControllerHandle.named(controller_name, namespace, patience=math.inf)
         floor = controller.source_floor(source.name)
         self.pump: FeedPump = FeedPump.resume(
             source.name,
@@ -717,3 +717,6 @@ class SourceFinal:
 
     report: IngestReport | None = None
     error: Exception | None = None
+
+
+mark_module_api(globals(), public=("IngestJob", "IngestReport"))

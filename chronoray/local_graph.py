@@ -30,6 +30,7 @@ from shards.feed import SourceFeed
 from shards.logstore import LogStore, RocksLogStore
 from shards.protocol import ShardStats
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_local_snapshot
+from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import Update, VertexId
 
@@ -252,3 +253,6 @@ def _ticking(
             if read[0] % 1000 == 0:
                 bar({"read": read[0]})
         yield update
+
+
+mark_module_api(globals())

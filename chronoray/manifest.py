@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from vertex.annotations import mark_module_api
 from vertex.model import Vertex, VertexTypes
 
 __all__ = ["MANIFEST", "Manifest", "Placement", "Storage", "import_class"]
@@ -111,3 +112,6 @@ def import_class(path: str) -> type[Vertex]:
             "pass vertex_types= to GraphCluster.open"
         ) from exc
     return obj  # type: ignore[no-any-return]
+
+
+mark_module_api(globals())

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from shards.coordinator import DEFAULT_IDLE_TIMEOUT
 from shards.progress import Progress
 from shards.watermark import LATE_POLICIES, LatePolicy
+from vertex.annotations import mark_module_api
 
 __all__ = ["IngestOptions", "OnError"]
 
@@ -89,3 +90,6 @@ class IngestOptions:
     def rejects_path(self) -> str | None:
         """``rejects`` as an absolute path (a source actor may run elsewhere)."""
         return None if self.rejects is None else str(Path(self.rejects).resolve())
+
+
+mark_module_api(globals(), public=("IngestOptions",))

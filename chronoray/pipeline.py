@@ -21,6 +21,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from vertex.annotations import mark_module_api
+
 __all__ = ["trust_at", "run_pipeline"]
 
 AT = 1_400_000_000.0
@@ -110,3 +112,6 @@ def _show(
         table.add_row(*(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
     console.print(table)
     console.print(f"wrote {path}")
+
+
+mark_module_api(globals())

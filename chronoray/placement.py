@@ -25,6 +25,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from chronoray.manifest import Placement, Storage
+from vertex.annotations import mark_module_api
 
 __all__ = ["NODE_LABEL", "NodeInfo", "alive_nodes", "plan", "shard_options"]
 
@@ -92,3 +93,6 @@ def shard_options(storage: Storage, key: str, nodes: list[NodeInfo]) -> dict[str
     if storage == "local":
         options["resources"] = {f"node:{key[3:]}": 0.001}
     return options
+
+
+mark_module_api(globals())

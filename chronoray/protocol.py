@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 from ephemeral.computation import Computation
 from ephemeral.live import Index, LiveComputation, Subscription
 from ephemeral.notify import StreamPosition
+from vertex.annotations import mark_module_api
 from vertex.records import Update, VertexId
 
 __all__ = ["Graph"]
@@ -71,3 +72,6 @@ class Graph(Protocol):
     def close(self) -> None:
         """Let go of the graph."""
         ...
+
+
+mark_module_api(globals(), public=("Graph",))

@@ -63,6 +63,7 @@ from shards.protocol import Outcome, ShardStats
 from shards.routing import shard_of
 from shards.worker import ACTOR_ERRORS
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
+from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
@@ -117,7 +118,9 @@ class RayGraph:
         self.deployment = deployment
         self.graph_id = deployment.graph_id
         self.namespace = deployment.namespace
-        self._controller = ControllerHandle(deployment.controller)
+        self._controller = ControllerHandle(
+            deployment.controller, deployment.controller_name, deployment.namespace
+        )
         self._shards = [ShardHandle(actor) for actor in deployment.shards]
         self.owner = name is None  # close() stops a private graph, detaches from a named one
         self._pumps: dict[str, FeedPump] = {}
@@ -135,7 +138,7 @@ class RayGraph:
             raise GraphNotFound(
                 f"no graph named {name!r} in the Ray cluster (running: {running})"
             ) from None
-        info = ControllerHandle(controller).info()
+        info = ControllerHandle(controller, CONTROLLER_NAME, graph_namespace(name)).info()
         deployment = Deployment(
             info["graph_id"], info["namespace"], CONTROLLER_NAME, controller, info["shards"]
         )
@@ -543,9 +546,7 @@ class RayGraph:
         outcome: Outcome = _retrying(lambda: ray.get(actor.wait_applied(channel, position, wait)))
         return outcome.applied >= position
 
-    def _source_open_through(
-        self, name: str, actor: Any, t: float
-    ) -> list[tuple[int, int]] | None:
+    def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]] | None:
         """The open batches of source ``name`` holding updates of time ``<= t`` (None
         while this driver is still starting its pump or actor)."""
         if actor is None:
@@ -630,3 +631,6 @@ class RayGraph:
     def index(self, name: str) -> Index:
         """A secondary index declared by the vertex classes."""
         return Index(self.live, name)
+
+
+mark_module_api(globals())

@@ -44,6 +44,7 @@ from shards.core import source_channel
 from shards.progress import Progress
 from spark_bridge.ingest import BlockLayout, PreparedUpdates, UpdateColumns, prepare_updates
 from spark_bridge.session import stderr_to
+from vertex.annotations import mark_module_api
 from vertex.records import Update
 
 if TYPE_CHECKING:
@@ -272,3 +273,6 @@ def _check_same_data(graph: GraphCluster, source: str, parts: int, fingerprint: 
             "ranks in a part, so they would not name the same rows -- give new rows a new "
             "source name"
         )
+
+
+mark_module_api(globals())

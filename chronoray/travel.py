@@ -18,6 +18,7 @@ from shards.routing import shard_of
 from snapshot.reconstruct import consistent_bound
 from snapshot.retro import vertex_history, vertex_state_at
 from snapshot.snapshot import Snapshot, SnapshotMeta
+from vertex.annotations import mark_module_api
 
 __all__ = ["ShardLogs", "TimeTravel"]
 
@@ -127,3 +128,6 @@ class TimeTravel:
         if not states:
             raise VertexNotFound(vertex_id)
         return states
+
+
+mark_module_api(globals())

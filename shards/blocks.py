@@ -19,6 +19,7 @@ from shards.codec import (
     encode_schema,
 )
 from shards.logstore import LogBatch, LogName
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["BlockWriter", "SchemaTracker"]
@@ -134,3 +135,6 @@ class SchemaTracker:
             self.schema = schema = schema._replace(ids="str")
             changed = True
         return encode_schema(schema) if changed else None
+
+
+mark_module_api(globals())

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from vertex.annotations import mark_module_api
+
 __all__ = ["VectorClock"]
 
 
@@ -67,3 +69,6 @@ class VectorClock:
 
     def __repr__(self) -> str:
         return f"VectorClock({self._v})"
+
+
+mark_module_api(globals())

@@ -1,23 +1,40 @@
 """The on-disk format of a shard's log, and the one module that encodes and decodes it.
 
 Every value a shard writes -- blocks of commands and events, block headers with vector
-clocks, shard checkpoints, the cursor, the checkpoint list and the manifest -- is made and
-read here. The manifest records :data:`FORMAT_VERSION`; a log of another version is
-refused with :class:`LogFormatError` (it names the path's version and this one).
+clocks, shard checkpoints, the cursor, the checkpoint list, the schema and the manifest --
+is made and read here. The manifest records :data:`FORMAT_VERSION`; a log of another
+version is refused with :class:`LogFormatError` (it names the path's version and this one;
+for format 2, the command that converts it: ``chronoray upgrade-log``, see
+:mod:`shards.upgrade`).
 
-Format 2, for a plain reader (Python with ``rocksdict``, no chronoray needed)
-----------------------------------------------------------------------------------
+Format 3, for a plain reader (Python with ``rocksdict`` and ``zlib``, no chronoray needed)
+------------------------------------------------------------------------------------------
 The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
 ``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
-and ``meta`` keyed by utf-8 strings. Every value is a pickle (protocol 5) of builtins
-only -- dicts, lists, tuples, str, int, float, bool, None -- plus whatever plain values
-vertex states and messages hold, so ``pickle.loads`` decodes any of them.
+and ``meta`` keyed by utf-8 strings. Every value is a *frame*: a payload followed by the
+payload's CRC-32 (``zlib.crc32``, 4 bytes, little-endian) -- one checksum per stored value,
+one C call per block. The payload is a pickle (protocol 5) of builtins only -- dicts,
+lists, tuples, str, int, float, bool, None -- plus whatever plain values vertex states and
+messages hold, so ``pickle.loads(value[:-4])`` decodes any of them once ``zlib.crc32
+(value[:-4])`` matches ``value[-4:]``.
+
+Decoding verifies the checksum first: a value that fails it (a flipped bit, a truncated,
+extended or replaced value), or whose payload does not decode into the fields below,
+raises :class:`LogCorrupted` (one error type, from :mod:`shards.logstore`) and is never
+used; nothing of it is decoded before the checksum matched, so a corrupted length field
+never allocates. The decoders name the column family (and the key where they get it);
+the readers of :mod:`shards.replay` and the shard's recovery add the log's path, the key
+and the shard. The checksum covers the value, not its key: readers check that a block's
+extent (and a checkpoint's worker clock) matches its key.
+
+Format 2 is format 3 without the frames (each value the bare payload) and with
+``"format": 2`` in the manifest; format 1 wrote whole vertices (refused: re-ingest).
 
 One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
 ``clocks``, all three under the key of the block's **last worker clock** (so a range scan
 from worker clock ``w`` starts with the block holding ``w``). A block holds the entries
 of worker clocks ``first .. key``, one per behavior execution, as columns (lists of equal
-length, entry ``i`` has worker clock ``first + i``):
+length, entry ``i`` has worker clock ``first + i``). The payloads:
 
 ``events`` block (a dict):
     ``first``   first worker clock;
@@ -68,7 +85,7 @@ length, entry ``i`` has worker clock ``first + i``):
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 2, "shard": k, "num_shards": n}``; ``schema`` =
+``meta``: ``manifest`` = ``{"format": 3, "shard": k, "num_shards": n}``; ``schema`` =
     ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
     kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
     log ever recorded under that key (ints and floats together are ``"float"``, other
@@ -93,16 +110,22 @@ time as one more payload element.
 
 from __future__ import annotations
 
+import io
+import os
 import pickle
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, NamedTuple
 
+from shards.logstore import LogCorrupted
+from vertex.annotations import mark_module_api
 from vertex.records import Update, UpdateKind, VertexId
 
 __all__ = [
     "FORMAT_VERSION",
+    "UPGRADABLE_VERSION",
     "MANIFEST_KEY",
     "CURSOR_KEY",
     "CHECKPOINTS_KEY",
@@ -118,6 +141,9 @@ __all__ = [
     "K_IN_EDGE",
     "KIND_NAMES",
     "LogFormatError",
+    "LogCorrupted",
+    "frame_value",
+    "value_payload",
     "Message",
     "CommandEntry",
     "EventBlock",
@@ -141,6 +167,7 @@ __all__ = [
     "decode_cursor",
     "encode_manifest",
     "decode_manifest",
+    "read_manifest_value",
     "encode_schema",
     "decode_schema",
     "update_messages",
@@ -150,7 +177,9 @@ __all__ = [
     "update_from_plain",
 ]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+UPGRADABLE_VERSION = 2
+"""The one older format :mod:`shards.upgrade` converts (``chronoray upgrade-log``)."""
 MANIFEST_KEY = "manifest"
 CURSOR_KEY = "cursor"
 CHECKPOINTS_KEY = "checkpoints"
@@ -187,6 +216,69 @@ _loads = pickle.loads
 
 class LogFormatError(ValueError):
     """The log was written in another format version (or is not a chronoray log)."""
+
+
+# -- the frame of every value ----------------------------------------------------------------
+
+_CRC_BYTES = 4
+_crc32 = zlib.crc32
+_MEMORY_ERRORS = (MemoryError, OverflowError, RecursionError)
+
+
+def frame_value(payload: bytes) -> bytes:
+    """A value as stored: ``payload`` then its CRC-32 (4 bytes, little-endian).
+
+    >>> frame_value(b"abc").hex()
+    '616263c2412435'
+    """
+    return payload + _crc32(payload).to_bytes(_CRC_BYTES, "little")
+
+
+def value_payload(data: bytes, family: str, key: int | str | None = None) -> memoryview:
+    """The payload of a stored value (no copy), its checksum verified first;
+    :class:`LogCorrupted` naming ``family`` and ``key`` if it does not match (or the value
+    is too short to hold one).
+
+    >>> bytes(value_payload(frame_value(b"abc"), "events", 7))
+    b'abc'
+    >>> value_payload(b"abc" + bytes(4), "events", 7)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    shards.logstore.LogCorrupted: corrupted log value (column family 'events', key 7): checksum ...
+    """
+    size = len(data) - _CRC_BYTES
+    if size < 1:
+        raise LogCorrupted(
+            f"{len(data)} bytes, too short for a value and its {_CRC_BYTES}-byte checksum",
+            family,
+            key,
+        )
+    view = memoryview(data)
+    body = view[:size]
+    stored = int.from_bytes(view[size:], "little")
+    if _crc32(body) != stored:
+        raise LogCorrupted(
+            f"checksum mismatch over {size:,} bytes (stored {stored:#010x}, computed "
+            f"{_crc32(body):#010x})",
+            family,
+            key,
+        )
+    return body
+
+
+def _undecodable(family: str, key: int | str | None, exc: BaseException) -> LogCorrupted:
+    kind = "too large to decode" if isinstance(exc, _MEMORY_ERRORS) else "undecodable"
+    return LogCorrupted(
+        f"{kind} despite a matching checksum ({type(exc).__name__}: {exc})", family, key
+    )
+
+
+def _load(data: bytes, family: str, key: int | str | None = None) -> Any:
+    """The pickled value inside a stored value, its checksum verified first."""
+    body = value_payload(data, family, key)
+    try:
+        return _loads(body)
+    except Exception as exc:
+        raise _undecodable(family, key, exc) from exc
 
 
 # -- events ------------------------------------------------------------------------------
@@ -242,8 +334,12 @@ class EventBlock:
         in send order."""
         if not self.sends:
             return
+        try:
+            sent = sorted(_loads(self.sends).items())
+        except Exception as exc:  # inside a verified value: a bug, or a forged checksum
+            raise _undecodable("events", self.key, exc) from exc
         seq = list(self.seq0)
-        for i, sends in sorted(_loads(self.sends).items()):
+        for i, sends in sent:
             vid, time = self.vertex[i], self.time[i]
             props = dict(self.edge_ops(i))
             for send in sends:
@@ -282,7 +378,7 @@ def encode_events(
     for name in ("edges", "created", "deleted", "failed", "dropped", "late"):
         if getattr(block, name):
             value[name] = getattr(block, name)
-    return _dumps(value, _PROTOCOL)
+    return frame_value(_dumps(value, _PROTOCOL))
 
 
 def _refer(block: EventBlock, i: int, sends: tuple[Send, ...]) -> tuple[Send, ...]:
@@ -307,25 +403,41 @@ def _refer(block: EventBlock, i: int, sends: tuple[Send, ...]) -> tuple[Send, ..
 
 def decode_events(data: bytes, in_edges: bool = True) -> EventBlock:
     """Inverse of :func:`encode_events` (without the incoming-edge column unless
-    ``in_edges``)."""
-    v = _loads(data)
-    return EventBlock(
-        v["first"],
-        v["vertex"],
-        v["clock"],
-        v["time"],
-        v["state"],
-        v["edge"],
-        _loads(v["in"]) if in_edges else None,
-        v["seq0"],
-        v.get("sends", b""),
-        v.get("edges", {}),
-        v.get("created", {}),
-        v.get("deleted", []),
-        v.get("failed", {}),
-        v.get("dropped", {}),
-        v.get("late", {}),
-    )
+    ``in_edges``); :class:`LogCorrupted` if the value fails its checksum or its columns
+    do not decode (their lengths are checked)."""
+    v = _load(data, "events")
+    try:
+        block = EventBlock(
+            v["first"],
+            v["vertex"],
+            v["clock"],
+            v["time"],
+            v["state"],
+            v["edge"],
+            _loads(v["in"]) if in_edges else None,
+            v["seq0"],
+            v.get("sends", b""),
+            v.get("edges", {}),
+            v.get("created", {}),
+            v.get("deleted", []),
+            v.get("failed", {}),
+            v.get("dropped", {}),
+            v.get("late", {}),
+        )
+        n = len(block.vertex)
+        ins = block.ins
+        if not (
+            n
+            and len(block.clock) == n
+            and len(block.time) == n
+            and len(block.state) == n
+            and len(block.edge) == n
+            and (ins is None or len(ins) == n)
+        ):
+            raise ValueError(f"columns of unequal or no length ({n} vertices)")
+    except Exception as exc:
+        raise _undecodable("events", None, exc) from exc
+    return block
 
 
 # -- commands ----------------------------------------------------------------------------
@@ -352,25 +464,29 @@ class CommandEntry(NamedTuple):
 def encode_commands(first: int, runs: list[tuple[str, list[tuple[int, Message]]]]) -> bytes:
     """One ``commands`` value from the runs of ``(position, message)`` items applied per
     channel, in order (messages are plain tuples already: nothing to convert)."""
-    return _dumps({"first": first, "runs": runs}, _PROTOCOL)
+    return frame_value(_dumps({"first": first, "runs": runs}, _PROTOCOL))
 
 
 def decode_commands(data: bytes) -> list[CommandEntry]:
     """Inverse of :func:`encode_commands`: one :class:`CommandEntry` per entry, a stream
-    update's payload in its full plain form (:func:`update_to_plain`)."""
-    v = _loads(data)
+    update's payload in its full plain form (:func:`update_to_plain`);
+    :class:`LogCorrupted` if the value fails its checksum or does not decode."""
+    v = _load(data, "commands")
     out = []
-    wc = v["first"]
-    for channel, items in v["runs"]:
-        source = channel.removeprefix("src:")
-        for position, (kind, vid, sender, payload, ts) in items:
-            if kind == K_UPDATE:
-                u_kind, dst, props, vtype = payload[:4]
-                payload = (u_kind, vid, ts, dst, props, vtype, source, position)
-            elif kind == K_IN_EDGE:
-                payload = (payload[0], sender, ts, vid, payload[1], None, source, position)
-            out.append(CommandEntry(wc, vid, kind, sender, payload, ts, channel, position))
-            wc += 1
+    try:
+        wc = v["first"]
+        for channel, items in v["runs"]:
+            source = channel.removeprefix("src:")
+            for position, (kind, vid, sender, payload, ts) in items:
+                if kind == K_UPDATE:
+                    u_kind, dst, props, vtype = payload[:4]
+                    payload = (u_kind, vid, ts, dst, props, vtype, source, position)
+                elif kind == K_IN_EDGE:
+                    payload = (payload[0], sender, ts, vid, payload[1], None, source, position)
+                out.append(CommandEntry(wc, vid, kind, sender, payload, ts, channel, position))
+                wc += 1
+    except Exception as exc:
+        raise _undecodable("commands", None, exc) from exc
     return out
 
 
@@ -471,24 +587,33 @@ class BlockHeader(NamedTuple):
 
 def encode_header(header: BlockHeader) -> bytes:
     """One ``clocks`` value (its key is ``header.last``)."""
-    return _dumps(
-        {
-            "first": header.first,
-            "min_time": header.min_time,
-            "max_time": header.max_time,
-            "frontier": header.frontier,
-            "vectors": header.vectors,
-        },
-        _PROTOCOL,
+    return frame_value(
+        _dumps(
+            {
+                "first": header.first,
+                "min_time": header.min_time,
+                "max_time": header.max_time,
+                "frontier": header.frontier,
+                "vectors": header.vectors,
+            },
+            _PROTOCOL,
+        )
     )
 
 
 def decode_header(key: int, data: bytes) -> BlockHeader:
-    """Inverse of :func:`encode_header`."""
-    v = _loads(data)
-    return BlockHeader(
-        v["first"], key, v["min_time"], v["max_time"], v["frontier"], list(v["vectors"])
-    )
+    """Inverse of :func:`encode_header`; :class:`LogCorrupted` naming ``key`` if the value
+    fails its checksum or does not decode."""
+    v = _load(data, "clocks", key)
+    try:
+        header = BlockHeader(
+            v["first"], key, v["min_time"], v["max_time"], v["frontier"], list(v["vectors"])
+        )
+        if not 1 <= header.first <= key:
+            raise ValueError(f"first worker clock {header.first} outside 1..{key}")
+    except Exception as exc:
+        raise _undecodable("clocks", key, exc) from exc
+    return header
 
 
 # -- shard checkpoints -------------------------------------------------------------------
@@ -513,50 +638,67 @@ class CheckpointColumns(NamedTuple):
 def encode_checkpoint(columns: CheckpointColumns) -> bytes:
     """One ``checkpoints`` value."""
     c = columns
-    return _dumps(
-        {
-            "wc": c.wc,
-            "max_time": c.max_time,
-            "vector": list(c.vector),
-            "errors": c.errors,
-            "vertex": c.vertex,
-            "type": c.type,
-            "state": c.state,
-            "out": c.out,
-            "in": _dumps(c.ins, _PROTOCOL),
-            "clock": c.clock,
-            "time": c.time,
-        },
-        _PROTOCOL,
+    return frame_value(
+        _dumps(
+            {
+                "wc": c.wc,
+                "max_time": c.max_time,
+                "vector": list(c.vector),
+                "errors": c.errors,
+                "vertex": c.vertex,
+                "type": c.type,
+                "state": c.state,
+                "out": c.out,
+                "in": _dumps(c.ins, _PROTOCOL),
+                "clock": c.clock,
+                "time": c.time,
+            },
+            _PROTOCOL,
+        )
     )
 
 
 def decode_checkpoint(data: bytes, in_edges: bool = True) -> CheckpointColumns:
-    """Inverse of :func:`encode_checkpoint` (incoming edges empty unless ``in_edges``)."""
-    v = _loads(data)
-    return CheckpointColumns(
-        v["wc"],
-        v["max_time"],
-        tuple(v["vector"]),
-        v["errors"],
-        v["vertex"],
-        v["type"],
-        v["state"],
-        v["out"],
-        _loads(v["in"]) if in_edges else [{} for _ in v["vertex"]],
-        v["clock"],
-        v["time"],
-    )
+    """Inverse of :func:`encode_checkpoint` (incoming edges empty unless ``in_edges``);
+    :class:`LogCorrupted` if the value fails its checksum or its columns do not decode
+    (their lengths are checked)."""
+    v = _load(data, "checkpoints")
+    try:
+        c = CheckpointColumns(
+            v["wc"],
+            v["max_time"],
+            tuple(v["vector"]),
+            v["errors"],
+            v["vertex"],
+            v["type"],
+            v["state"],
+            v["out"],
+            _loads(v["in"]) if in_edges else [{} for _ in v["vertex"]],
+            v["clock"],
+            v["time"],
+        )
+        n = len(c.vertex)
+        if not all(len(column) == n for column in (c.type, c.state, c.out, c.ins, c.clock, c.time)):
+            raise ValueError(f"columns of unequal length ({n} vertices)")
+    except Exception as exc:
+        raise _undecodable("checkpoints", None, exc) from exc
+    return c
 
 
 def encode_checkpoint_list(checkpoints: list[tuple[int, float]]) -> bytes:
     """The ``checkpoints`` meta value: ``(wc, max_time)`` of every shard checkpoint."""
-    return _dumps([tuple(c) for c in checkpoints], _PROTOCOL)
+    return frame_value(_dumps([tuple(c) for c in checkpoints], _PROTOCOL))
 
 
 def decode_checkpoint_list(data: bytes | None) -> list[tuple[int, float]]:
     """Inverse of :func:`encode_checkpoint_list` (``None``: no checkpoint yet)."""
-    return [] if data is None else [tuple(c) for c in _loads(data)]
+    if data is None:
+        return []
+    v = _load(data, "meta", CHECKPOINTS_KEY)
+    try:
+        return [(wc, t) for wc, t in v]
+    except Exception as exc:
+        raise _undecodable("meta", CHECKPOINTS_KEY, exc) from exc
 
 
 # -- cursor and manifest -----------------------------------------------------------------
@@ -576,19 +718,23 @@ class Cursor(NamedTuple):
 
 def encode_cursor(cursor: Cursor) -> bytes:
     """The ``cursor`` meta value."""
-    return _dumps(cursor._asdict(), _PROTOCOL)
+    return frame_value(_dumps(cursor._asdict(), _PROTOCOL))
 
 
 def decode_cursor(data: bytes) -> Cursor:
-    """Inverse of :func:`encode_cursor`."""
-    v = _loads(data)
-    return Cursor(
-        dict(v["applied"]),
-        list(v["next_seq"]),
-        list(v["acked"]),
-        v["floor"],
-        dict(v.get("times", {})),
-    )
+    """Inverse of :func:`encode_cursor`; :class:`LogCorrupted` if the value fails its
+    checksum or does not decode."""
+    v = _load(data, "meta", CURSOR_KEY)
+    try:
+        return Cursor(
+            dict(v["applied"]),
+            list(v["next_seq"]),
+            list(v["acked"]),
+            int(v["floor"]),
+            dict(v.get("times", {})),
+        )
+    except Exception as exc:
+        raise _undecodable("meta", CURSOR_KEY, exc) from exc
 
 
 class Manifest(NamedTuple):
@@ -601,12 +747,13 @@ class Manifest(NamedTuple):
 
 def encode_manifest(manifest: Manifest) -> bytes:
     """The ``manifest`` meta value."""
-    return _dumps(manifest._asdict(), _PROTOCOL)
+    return frame_value(_dumps(manifest._asdict(), _PROTOCOL))
 
 
 def decode_manifest(data: bytes, where: str) -> Manifest:
     """Inverse of :func:`encode_manifest`; :class:`LogFormatError` naming ``where`` if the
-    log was written in another format version.
+    log was written in another format version (for format 2: how to convert it),
+    :class:`LogCorrupted` naming ``where`` if the manifest is corrupted.
 
     >>> decode_manifest(encode_manifest(Manifest(FORMAT_VERSION, 0, 2)), "x").num_shards
     2
@@ -615,17 +762,51 @@ def decode_manifest(data: bytes, where: str) -> Manifest:
     Traceback (most recent call last):
     shards.codec.LogFormatError: logs/shard-0 holds a log in format 1; this chronoray ...
     """
-    try:
-        v = _loads(data)
-        found = Manifest(int(v["format"]), int(v["shard"]), int(v["num_shards"]))
-    except Exception as exc:
-        raise LogFormatError(f"{where}: unreadable manifest ({exc})") from exc
+    found = read_manifest_value(data, where)
+    if found.format == UPGRADABLE_VERSION:
+        parent = os.path.dirname(where.rstrip("/")) or "."
+        raise LogFormatError(
+            f"{where} holds a log in format {found.format}; this chronoray reads format "
+            f"{FORMAT_VERSION} only: convert it in place with `chronoray upgrade-log "
+            f"--log-dir {parent}` (the graph's log directory)"
+        )
     if found.format != FORMAT_VERSION:
         raise LogFormatError(
             f"{where} holds a log in format {found.format}; this chronoray reads format "
             f"{FORMAT_VERSION} only (re-ingest the data into a new log directory)"
         )
     return found
+
+
+def read_manifest_value(data: bytes, where: str) -> Manifest:
+    """The manifest a ``manifest`` meta value holds, whatever its format version: of
+    format 3 and later framed (its checksum verified), before that a bare pickle (no
+    checksum; the whole value must be the pickle). :class:`LogCorrupted` naming ``where``
+    if it is neither."""
+    try:
+        body = value_payload(data, "meta", MANIFEST_KEY)
+    except LogCorrupted as exc:
+        old = _bare_manifest(data)
+        if old is None or old.format >= FORMAT_VERSION:  # a framed one whose frame broke
+            raise exc.at(where) from None
+        return old
+    try:
+        v = _loads(body)
+        return Manifest(int(v["format"]), int(v["shard"]), int(v["num_shards"]))
+    except Exception as exc:
+        raise _undecodable("meta", MANIFEST_KEY, exc).at(where) from exc
+
+
+def _bare_manifest(data: bytes) -> Manifest | None:
+    """The manifest of a log of format 1 or 2 (a pickle, no checksum), if ``data`` is
+    wholly one."""
+    stream = io.BytesIO(data)
+    try:
+        v = pickle.Unpickler(stream).load()
+        found = Manifest(int(v["format"]), int(v["shard"]), int(v["num_shards"]))
+    except Exception:
+        return None
+    return found if stream.tell() == len(data) else None
 
 
 # -- schema --------------------------------------------------------------------------------
@@ -697,12 +878,19 @@ class Schema(NamedTuple):
 
 def encode_schema(schema: Schema) -> bytes:
     """The ``schema`` meta value."""
-    return _dumps(schema._asdict(), _PROTOCOL)
+    return frame_value(_dumps(schema._asdict(), _PROTOCOL))
 
 
 def decode_schema(data: bytes | None) -> Schema:
-    """Inverse of :func:`encode_schema` (``None``: :meth:`Schema.empty`)."""
+    """Inverse of :func:`encode_schema` (``None``: :meth:`Schema.empty`);
+    :class:`LogCorrupted` if the value fails its checksum or does not decode."""
     if data is None:
         return Schema.empty()
-    v = _loads(data)
-    return Schema(v["ids"], dict(v["vertex"]), dict(v["edge"]))
+    v = _load(data, "meta", SCHEMA_KEY)
+    try:
+        return Schema(str(v["ids"]), dict(v["vertex"]), dict(v["edge"]))
+    except Exception as exc:
+        raise _undecodable("meta", SCHEMA_KEY, exc) from exc
+
+
+mark_module_api(globals())

@@ -63,6 +63,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import singledispatchmethod
 
+from vertex.annotations import mark_module_api
+
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "AdvanceWatermark",
@@ -480,3 +482,6 @@ class Frontiers:
         lowered = value < self._value
         self._value = value
         return value, lowered
+
+
+mark_module_api(globals())

@@ -86,7 +86,7 @@ from shards.execute import (
     creation_props,
     settle,
 )
-from shards.logstore import LogBatch, LogName, LogStore
+from shards.logstore import LogBatch, LogCorrupted, LogName, LogStore
 from shards.observe import ShardObserver, VertexChange, VertexView
 from shards.protocol import Outcome, ShardStats
 from shards.records import VertexRecord, set_edge
@@ -96,10 +96,12 @@ from shards.replay import (
     headers,
     last_worker_clock,
     load_shard_checkpoint,
+    log_location,
     paused_gc,
     read_manifest,
 )
 from shards.routing import shard_of
+from vertex.annotations import mark_module_api
 from vertex.model import DirectHooks, Vertex, VertexTypes
 from vertex.records import Update, VertexId
 
@@ -208,7 +210,10 @@ class ShardCore:
     ``store`` is the shard's :class:`~shards.logstore.LogStore` (``None`` runs without
     logging: an ephemeral graph with no history and no recovery). Creating a core over a
     non-empty store recovers the shard from it; a store written in another format version
-    is refused (:class:`~shards.codec.LogFormatError`). A vertex is never written whole;
+    is refused (:class:`~shards.codec.LogFormatError`), and a log value that fails its
+    checksum or does not decode stops the recovery with
+    :class:`~shards.logstore.LogCorrupted` naming this shard, the log's path, the column
+    family and the key (no core is made). A vertex is never written whole;
     see the module doc for when the shard is.
     """
 
@@ -261,8 +266,11 @@ class ShardCore:
         self._side_inflight = [0] * num_shards
         self._failure: str | None = None  # a failed log write: memory is ahead of the log
         if store is not None:
-            self._check_manifest(store)
-            self._recover(store)
+            try:
+                self._check_manifest(store)
+                self._recover(store)
+            except LogCorrupted as exc:
+                raise exc.at(log_location(store), shard=shard_id) from exc
 
     def attach(self, observer: ShardObserver) -> None:
         """Attach the observer that sees every vertex change and sends side items."""
@@ -795,7 +803,8 @@ class ShardCore:
         """Apply the execution's effects to the vertex in memory (and to the edge count)."""
         record = run.record
         out = record.out_edges
-        counted = 0 if run.created else len(out)
+        counts = bool(run.edge_ops) or run.deleted or run.created  # else: no edge count change
+        counted = 0 if run.created or not counts else len(out)
         for dst, props in run.edge_ops:
             set_edge(out, dst, props)
         if run.in_op is not None:
@@ -807,7 +816,8 @@ class ShardCore:
             self.vertices.pop(run.vid, None)
         elif run.created:
             self.vertices[run.vid] = record
-        self.edge_count += (0 if run.deleted else len(out)) - counted
+        if counts:
+            self.edge_count += (0 if run.deleted else len(out)) - counted
 
     # -- persistence ------------------------------------------------------------------
 
@@ -905,6 +915,13 @@ class ShardCore:
             return
         self._schema = SchemaTracker(decode_schema(store.get_meta(SCHEMA_KEY)))
         cursor = decode_cursor(raw)
+        if not len(cursor.next_seq) == len(cursor.acked) == self.num_shards:
+            raise LogCorrupted(
+                f"the cursor has {len(cursor.next_seq)} sequence numbers for "
+                f"{self.num_shards} shards",
+                "meta",
+                CURSOR_KEY,
+            )
         self.applied = dict(cursor.applied)
         self.received = dict(cursor.applied)
         self.times = dict(cursor.times)
@@ -938,3 +955,6 @@ class ShardCore:
         self.edge_count = sum(len(r.out_edges) for r in self.vertices.values())
         self._wc = last_worker_clock(store)
         self.vector[self.shard_id] = self._wc
+
+
+mark_module_api(globals(), public=("VertexNotFound",))

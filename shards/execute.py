@@ -28,6 +28,7 @@ from shards.codec import (
     K_USER,
 )
 from shards.records import VertexRecord
+from vertex.annotations import mark_module_api
 from vertex.model import Context, DirectHooks, Vertex, temporal_edge
 from vertex.records import UpdateKind, VertexId
 
@@ -307,3 +308,6 @@ def creation_props(kind: int, payload: Any) -> Mapping[str, Any]:
     if kind == K_SPAWN:
         return payload[1]  # type: ignore[no-any-return]
     return {}
+
+
+mark_module_api(globals())

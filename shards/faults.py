@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Literal
 
 from shards.logstore import LogBatch, LogError, LogName, LogStore, RocksLogStore
+from vertex.annotations import mark_module_api
 
 __all__ = [
     "PLAN_FILE",
@@ -286,3 +287,6 @@ def open_faulty(path: str, *, sync: bool = False, create: bool = True) -> LogSto
         where=f"shard {shard} ({path})",
         crash="exit",
     )
+
+
+mark_module_api(globals())

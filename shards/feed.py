@@ -57,6 +57,7 @@ from shards.coordinator import Promise, source_channel
 from shards.core import Batch
 from shards.routing import shard_of
 from shards.watermark import LatePolicy, OutOfOrder, Released, Reorder
+from vertex.annotations import mark_module_api
 from vertex.records import Update, UpdateKind
 
 __all__ = ["OpenBatch", "OutOfOrder", "SourceFeed"]
@@ -411,3 +412,6 @@ class SourceFeed:
             "late_rejected": r.late_rejected,
             "late_applied": r.late_applied,
         }
+
+
+mark_module_api(globals())

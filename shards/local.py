@@ -42,6 +42,7 @@ from shards.feed import SourceFeed
 from shards.logstore import LogStore, MemoryLogStore
 from shards.routing import shard_of
 from shards.watermark import LatePolicy
+from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import Update, VertexId
 
@@ -497,3 +498,6 @@ def _stamped(updates: Iterable[Update | None], source: str) -> Iterator[Update |
         else:
             position += 1
             yield update.with_origin(source, position)
+
+
+mark_module_api(globals())

@@ -33,6 +33,11 @@ Guarantees:
   (keys: the seq as 8-byte big-endian unsigned, see :func:`encode_seq`, so key order is
   seq order) and ``meta`` (keys: utf-8 strings). Any process with ``rocksdict`` can read
   it, even while the writer is open, with ``AccessType.read_only()`` or as a secondary.
+  (The family ``checkpoints`` is keyed like the other logs.)
+* **Values are opaque.** A store keeps the bytes it is given; the shard's format
+  (:mod:`shards.codec`) frames every value with a CRC-32 and raises
+  :class:`LogCorrupted`, defined here with the other log errors, for a value that fails
+  it or does not decode.
 
 Neither class is meant for concurrent appends from several threads, though appends and
 close are serialized by a lock.
@@ -60,10 +65,13 @@ from rocksdict import (
     WriteOptions,
 )
 
+from vertex.annotations import mark_module_api
+
 __all__ = [
     "LogName",
     "LogError",
     "LogLockedError",
+    "LogCorrupted",
     "SequenceError",
     "LogBatch",
     "LogStore",
@@ -104,6 +112,62 @@ class LogLockedError(LogError):
 
 class SequenceError(LogError):
     """A batch holds a sequence number that is not strictly increasing (nothing written)."""
+
+
+class LogCorrupted(LogError):
+    """A stored log value fails its checksum or does not decode (see :mod:`shards.codec`,
+    which raises it): the value is never used. The message names what is known of where
+    it is -- the shard, the log's path, the column family, the key -- and the reason;
+    each is also an attribute (``None`` if unknown). Readers that know more of the place
+    complete it with :meth:`at`. Pickles with its fields (it crosses process bounds)."""
+
+    def __init__(
+        self,
+        reason: str,
+        family: str | None = None,
+        key: int | str | None = None,
+        path: str | None = None,
+        shard: int | None = None,
+    ) -> None:
+        self.reason = reason
+        self.family = family
+        self.key = key
+        self.path = path
+        self.shard = shard
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        place = []
+        if self.shard is not None:
+            place.append(f"shard {self.shard}")
+        if self.path is not None:
+            place.append(f"log {self.path}")
+        if self.family is not None:
+            place.append(f"column family {self.family!r}")
+        if self.key is not None:
+            place.append(f"key {self.key!r}")
+        where = ", ".join(place) or "log value"
+        return f"corrupted log value ({where}): {self.reason}"
+
+    def at(
+        self,
+        path: str | None = None,
+        key: int | str | None = None,
+        *,
+        shard: int | None = None,
+        family: str | None = None,
+    ) -> LogCorrupted:
+        """This error with the place completed: fields it already names are kept."""
+        return LogCorrupted(
+            self.reason,
+            self.family if self.family is not None else family,
+            self.key if self.key is not None else key,
+            self.path if self.path is not None else path,
+            self.shard if self.shard is not None else shard,
+        )
+
+    def __reduce__(self) -> tuple[type[LogCorrupted], tuple[object, ...]]:
+        return (type(self), (self.reason, self.family, self.key, self.path, self.shard))
 
 
 def encode_seq(seq: int) -> bytes:
@@ -711,3 +775,6 @@ def open_log_store(
         raise LogError(f"log store factory {factory!r} not found: {exc}") from None
     store: LogStore = opener(os.fspath(path), sync=sync, create=create)
     return store
+
+
+mark_module_api(globals())

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from shards.logstore import LogStore
 from shards.records import VertexRecord
+from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
@@ -202,3 +203,6 @@ class ShardObserver(Protocol):
 
     def side_processed(self) -> int:
         """How many side items this observer has received so far (a progress counter)."""
+
+
+mark_module_api(globals())

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from vertex.annotations import mark_module_api
+
 __all__ = ["Progress", "Reporter", "progress_reporter"]
 
 Progress = bool | Callable[[Any], None]
@@ -111,3 +113,6 @@ def progress_reporter(
     if progress:
         return _Bar(title, total, unit, completed, describe, console)
     return Reporter()
+
+
+mark_module_api(globals(), public=("Reporter", "progress_reporter"))

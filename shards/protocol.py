@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from shards.coordinator import Gate
+from vertex.annotations import mark_module_api
 
 __all__ = ["Outcome", "Quiet", "ShardSettings", "ShardStats"]
 
@@ -99,3 +100,6 @@ class Quiet:
     quiet: bool
     worker_clock: int
     side_processed: int
+
+
+mark_module_api(globals())

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["VertexRecord", "set_edge"]
@@ -43,3 +44,6 @@ def set_edge(edges: dict[VertexId, dict[str, Any]], other: VertexId, props: Any)
         edges.pop(other, None)
     else:
         edges[other] = props
+
+
+mark_module_api(globals())

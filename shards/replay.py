@@ -13,7 +13,10 @@ with time ``<= T``: it stops after the last of them, so a cut at an early ``T`` 
 prefix of the log, never more than a cut at the end.
 
 Guarantees: entries are applied in worker-clock order, each at most once; a replay never
-writes to the store; the format version is checked before anything is decoded.
+writes to the store; the format version is checked before anything is decoded; a value
+that fails its checksum or does not decode raises :class:`~shards.logstore.LogCorrupted`
+naming the log's path, the column family and the key (and the shard, where the reader
+knows it) -- never a bare decoding error, never a value used.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ from shards.codec import (
     decode_manifest,
     decode_schema,
 )
-from shards.logstore import LogName, LogStore
+from shards.logstore import LogCorrupted, LogName, LogStore
 from shards.records import VertexRecord, set_edge
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = [
@@ -56,6 +60,7 @@ __all__ = [
     "headers",
     "last_worker_clock",
     "load_shard_checkpoint",
+    "log_location",
     "log_rows",
     "paused_gc",
     "read_commands",
@@ -84,16 +89,20 @@ def read_manifest(store: LogStore) -> Manifest | None:
     """The log's manifest (``None`` for a store nothing was written to);
     :class:`~shards.codec.LogFormatError` if it has another format version."""
     raw = store.get_meta(MANIFEST_KEY)
-    return None if raw is None else decode_manifest(raw, _where(store))
+    return None if raw is None else decode_manifest(raw, log_location(store))
 
 
 def read_schema(store: LogStore) -> Schema:
     """The columns and kinds the log's states and edges ever had."""
     read_manifest(store)
-    return decode_schema(store.get_meta(SCHEMA_KEY))
+    try:
+        return decode_schema(store.get_meta(SCHEMA_KEY))
+    except LogCorrupted as exc:
+        raise exc.at(log_location(store)) from exc
 
 
-def _where(store: LogStore) -> str:
+def log_location(store: LogStore) -> str:
+    """Where a store's log is, for messages: its path (a memory store: its name)."""
     return str(getattr(store, "path", None) or getattr(store, "name", None) or store)
 
 
@@ -107,7 +116,10 @@ def headers(
 ) -> Iterator[BlockHeader]:
     """Headers of the blocks holding worker clocks ``first_wc .. last_wc``, in order."""
     for key, data in store.scan(LogName.CLOCKS, first_wc):
-        header = decode_header(key, data)
+        try:
+            header = decode_header(key, data)
+        except LogCorrupted as exc:
+            raise exc.at(log_location(store), key) from exc
         if last_wc is not None and header.first > last_wc:
             return
         yield header
@@ -150,7 +162,10 @@ class ShardCheckpoint:
 
 def checkpoint_list(store: LogStore) -> list[tuple[int, float]]:
     """``(worker clock, max event time)`` of every shard checkpoint, oldest first."""
-    return decode_checkpoint_list(store.get_meta(CHECKPOINTS_KEY))
+    try:
+        return decode_checkpoint_list(store.get_meta(CHECKPOINTS_KEY))
+    except LogCorrupted as exc:
+        raise exc.at(log_location(store)) from exc
 
 
 def load_shard_checkpoint(
@@ -161,7 +176,17 @@ def load_shard_checkpoint(
     found = store.floor(LogName.CHECKPOINTS, upto_wc) if upto_wc > 0 else None
     if found is None:
         return None
-    c = decode_checkpoint(found[1], in_edges)
+    try:
+        c = decode_checkpoint(found[1], in_edges)
+    except LogCorrupted as exc:
+        raise exc.at(log_location(store), found[0]) from exc
+    if c.wc != found[0]:
+        raise LogCorrupted(
+            f"holds the checkpoint of worker clock {c.wc}",
+            "checkpoints",
+            found[0],
+            log_location(store),
+        )
     vertices = {
         vid: VertexRecord(t, s, o, i, k, tm)
         for vid, t, s, o, i, k, tm in zip(
@@ -189,8 +214,12 @@ def start_checkpoint(
 
 def read_commands(store: LogStore, first_wc: int = 1) -> Iterator[CommandEntry]:
     """Every command-log entry from worker clock ``first_wc`` on, in order."""
-    for _, data in store.scan(LogName.COMMANDS, first_wc):
-        for entry in decode_commands(data):
+    for key, data in store.scan(LogName.COMMANDS, first_wc):
+        try:
+            entries = decode_commands(data)
+        except LogCorrupted as exc:
+            raise exc.at(log_location(store), key) from exc
+        for entry in entries:
             if entry.wc >= first_wc:
                 yield entry
 
@@ -211,8 +240,11 @@ def log_rows(store: LogStore, log: str, first_wc: int | None = None) -> Iterator
         replay = LogReplay(store, checkpoint=False)
         for block in replay.blocks(first):
             sends: dict[int, list[Message]] = {}
-            for i, _, _, msg in block.messages():
-                sends.setdefault(i, []).append(msg)
+            try:
+                for i, _, _, msg in block.messages():
+                    sends.setdefault(i, []).append(msg)
+            except LogCorrupted as exc:
+                raise exc.at(log_location(store)) from exc
             for i in range(max(first - block.first, 0), len(block.vertex)):
                 yield {
                     "wc": block.first + i,
@@ -300,7 +332,8 @@ class LogReplay:
         in_edges: bool = True,
         checkpoint: bool = True,
     ) -> None:
-        read_manifest(store)
+        manifest = read_manifest(store)
+        self.shard = None if manifest is None else manifest.shard
         self.store = store
         last = last_worker_clock(store)
         self.bound = last if bound is None else min(bound, last)
@@ -338,7 +371,18 @@ class LogReplay:
                 return
             if wanted is not None and key not in wanted:
                 continue  # no entry of this block is in the cut: not even decoded
-            block = decode_events(data, self.in_edges)
+            try:
+                block = decode_events(data, self.in_edges)
+            except LogCorrupted as exc:
+                raise exc.at(log_location(self.store), key, shard=self.shard) from exc
+            if block.key != key:
+                raise LogCorrupted(
+                    f"holds the block of worker clocks {block.first}..{block.key}",
+                    "events",
+                    key,
+                    log_location(self.store),
+                    self.shard,
+                )
             self.decoded += len(block.vertex)
             yield block
             if key >= self.bound:
@@ -516,3 +560,6 @@ def _positions_of(column: list[Any], value: Any, lo: int, hi: int) -> Iterator[i
             return
         yield i
         i += 1
+
+
+mark_module_api(globals())

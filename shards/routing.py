@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["shard_of", "stable_hash"]
@@ -43,3 +44,6 @@ def shard_of(vertex_id: VertexId, num_shards: int) -> int:
     [0, 1, 2, 3]
     """
     return stable_hash(vertex_id) % num_shards
+
+
+mark_module_api(globals())

@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Literal
 
+from vertex.annotations import mark_module_api
 from vertex.records import Update
 
 __all__ = ["LATE_POLICIES", "LatePolicy", "OutOfOrder", "Released", "Reorder", "show_time"]
@@ -227,3 +228,6 @@ class Reorder:
             return []
         self.late_applied += 1
         return [(update, watermark, update.ts)]
+
+
+mark_module_api(globals(), public=("OutOfOrder",))

@@ -38,6 +38,7 @@ from shards.coordinator import Gate
 from shards.core import Batch, ShardCore, ShardFailed
 from shards.logstore import LogError, LogStore, open_log_store
 from shards.protocol import Outcome, Quiet, ShardSettings, ShardStats
+from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
@@ -402,3 +403,6 @@ class ShardWorker:
             name = shard_actor_name(self.graph_id, dest)
             self._peers[dest] = ray.get_actor(name, namespace=self.namespace)
         return self._peers[dest]
+
+
+mark_module_api(globals())

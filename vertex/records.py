@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["VertexId", "UpdateKind", "Update"]
@@ -97,8 +97,17 @@ class Update:
         return cls(UpdateKind.MESSAGE, vertex, ts, None, payload)
 
     def with_origin(self, source: str, offset: int) -> Update:
-        """This update stamped with its ``(source, offset)`` id."""
-        return replace(self, source=source, offset=offset)
+        """This update stamped with its ``(source, offset)`` id (its other fields were
+        checked when it was made: not checked again, as ``dataclasses.replace`` would)."""
+        stamped = object.__new__(Update)
+        for name in _FIELDS:
+            object.__setattr__(stamped, name, getattr(self, name))
+        object.__setattr__(stamped, "source", source)
+        object.__setattr__(stamped, "offset", offset)
+        return stamped
+
+
+_FIELDS = ("kind", "vertex", "ts", "dst", "props", "vertex_type")
 
 
 def _check_time(value: object) -> None:

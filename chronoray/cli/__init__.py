@@ -2,7 +2,8 @@
 
 The commands live in modules of this package -- named graphs (:mod:`.graphs`: start, ls,
 stop), the gateway (:mod:`.serve`), ingestion (:mod:`.ingest`, :mod:`.feeding`), questions
-(:mod:`.query`: stats, vertex, snapshot, history, analyze, inspect-log), live results
+(:mod:`.query`: stats, vertex, snapshot, history, analyze, inspect-log,
+upgrade-log), live results
 (:mod:`.live`: live, subscribe) and whole programs (:mod:`.programs`: demo, pipeline,
 bench) -- over shared parts: the group and its settings (:mod:`.app`), shared options
 (:mod:`.options`), the graph a command works on, chosen once (:mod:`.target`), output for

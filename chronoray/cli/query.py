@@ -1,5 +1,5 @@
 """Questions to a graph: ``chronoray stats``, ``vertex``, ``snapshot``, ``history``,
-``analyze`` and ``inspect-log``."""
+``analyze``; and its logs: ``inspect-log``, ``upgrade-log``."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from chronoray.cli.rendering import (
 )
 from chronoray.cli.target import ClusterTarget, Target, target_options
 
-__all__ = ["analyze", "history", "inspect_log", "snapshot_cmd", "stats", "vertex"]
+__all__ = ["analyze", "history", "inspect_log", "snapshot_cmd", "stats", "upgrade_log", "vertex"]
 
 
 @main.command()
@@ -334,3 +334,28 @@ def _log_column(name: str, position: int) -> Column:
     if name in ("wc", "clock"):
         return Column(name, 0 if name == "wc" else rank)
     return Column(name, rank, wrap=True, justify="left", show=lambda v: short(v, 300))
+
+
+@main.command("upgrade-log")
+@log_dir_option(required=True, help="Log directory of a graph that is not running.")
+def upgrade_log(log_dir: Path) -> None:
+    """Convert a graph's shard logs of format 2 to format 3 in place (each shard's log is
+    checked, written anew beside it, verified, then swapped in: never half-converted)."""
+    from chronoray.deploy import shard_log_path
+    from chronoray.manifest import Manifest
+    from shards.upgrade import upgrade_shard_log
+
+    try:
+        manifest = Manifest.read(log_dir)
+    except FileNotFoundError as exc:
+        raise Failed(str(exc)) from exc
+    for shard in range(manifest.num_shards):
+        path = shard_log_path(log_dir, shard)
+        result = upgrade_shard_log(path)
+        if result.resumed:
+            click.echo(f"{path}: {result.resumed}")
+        if not result.converted:
+            click.echo(f"{path}: already in the current format")
+            continue
+        counts = ", ".join(f"{n:,} {family}" for family, n in result.entries.items())
+        click.echo(f"{path}: converted ({counts}; {result.bytes:,} bytes checksummed)")

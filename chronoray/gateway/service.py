@@ -186,8 +186,8 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
             source = _source_name(opening.open.source)
             client = client_address(context)
             with self.graph.feeding(source) as pump:
-                past = self._past(source)
-                opened = pb.IngestOpened(source=source, resume_after=past.fed)
+                past = self._past(source, pump)
+                opened = pb.IngestOpened(source=source, resume_after=past.acked)
                 yield pb.IngestResponse(opened=opened)
                 last = 0
                 for number, request in enumerate(requests, start=1):
@@ -205,6 +205,8 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                         skipped = pump.feed.skipped - len(updates) + len(fresh)
                         pump.run(fresh, _no_tick)  # returns once every update is logged
                     last = updates[-1].offset
+                    if fresh:  # kept before the client is told (a reopen resumes after it)
+                        pump.controller.source_acked(source, last, fresh[-1].ts)
                     self.counters.acked(len(updates))
                     ack = pb.IngestAck(
                         batch=number,
@@ -214,15 +216,20 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                     )
                     yield pb.IngestResponse(ack=ack)
 
-    def _past(self, source: str) -> _SourcePast:
-        """What ``source`` fed the graph before this stream: the last offset and the
-        latest event time the graph logged of it, over the shards it reached."""
+    def _past(self, source: str, pump: FeedPump) -> _SourcePast:
+        """What ``source`` fed the graph before this stream: the last offset acknowledged
+        to its client (kept by the graph's controller), the last offset and the latest
+        event time the graph logged of it, over the shards it reached."""
         channel = source_channel(source)
         shards = self.graph.stats().shards
-        return _SourcePast(
-            max((s.applied.get(channel, 0) for s in shards), default=0),
-            max((s.times.get(channel, -math.inf) for s in shards), default=-math.inf),
-        )
+        fed = max((s.applied.get(channel, 0) for s in shards), default=0)
+        time = max((s.times.get(channel, -math.inf) for s in shards), default=-math.inf)
+        acked = pump.controller.acked(source)
+        if acked is None and fed == 0:  # a new source: from now on its acks are kept
+            pump.controller.source_acked(source, 0, -math.inf)
+            acked = (0, -math.inf)
+        # fed by something that kept no acks (a file of that name): held to all it fed
+        return _SourcePast(fed if acked is None else acked[0], fed, time)
 
     def _updates(self, request: pb.IngestRequest, source: str, last: int) -> list[Update]:
         """The checked updates of one batch (offsets strictly after ``last``)."""
@@ -468,22 +475,29 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
 
 @dataclass(frozen=True, slots=True)
 class _SourcePast:
-    """A reopened source is held to its own past: ``fed``, the last offset the graph logged
-    of it on any shard (its records through it were acknowledged: the server acks a batch
-    only once every shard logged its part), and ``time``, the latest event time logged of
-    it. A record at or before ``fed`` is a resend, skipped whichever shard it goes to --
-    never applied, so a past snapshot cannot change -- and a later one may not go back
-    before ``time`` (a gateway stream is a source in time order)."""
+    """A reopened source is held to its own past. ``acked``: the last offset its client
+    was told every shard logged (the server acks a batch only once every shard logged its
+    part, and keeps the offset with the graph's controller before it tells the client);
+    ``fed``: the last offset the graph logged of it on any shard; ``time``: the latest
+    event time logged of it.
 
+    A record at or before ``acked`` is a resend, skipped whichever shard it goes to --
+    never applied, so a past snapshot cannot change. A record after ``acked`` but at or
+    before ``fed`` is one of a batch whose gateway died before every shard logged it:
+    each shard skips what it logged of it and applies the rest (nothing of an unfinished
+    batch is lost). A later one may not go back before ``time`` (a gateway stream is a
+    source in time order)."""
+
+    acked: int
     fed: int
     time: float
 
     def fresh(self, updates: list[Update]) -> list[Update]:
-        """``updates`` after ``fed``; INVALID_ARGUMENT (nothing applied) if one of them
-        goes back before ``time``."""
-        fresh = [u for u in updates if u.offset > self.fed]
+        """``updates`` after ``acked``; INVALID_ARGUMENT (nothing applied) if one after
+        ``fed`` goes back before ``time``."""
+        fresh = [u for u in updates if u.offset > self.acked]
         for u in fresh:
-            if u.ts < self.time:
+            if u.offset > self.fed and u.ts < self.time:
                 index = updates.index(u)
                 raise InvalidField(
                     f"batch.records[{index}].ts",

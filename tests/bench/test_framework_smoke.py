@@ -5,11 +5,13 @@ was made: ``python -m bench.envs``), the runner and its results page."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
 import chronoray as cr
 from bench.compare import Disagreement, _check, _oracle, compare
@@ -17,7 +19,6 @@ from bench.envs import SYSTEMS, python_of
 from bench.generators import POST_IDS, WORKLOADS, actor_shape
 from bench.replay import Pacer, replay_once
 from bench.run import run_workload
-from chronoray.cli import main as cli
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +175,12 @@ def test_runner_writes_results_and_the_page(tmp_path):
     assert "## college" in page and "| 1,000 |" in page
 
 
-def test_chronoray_bench_command_runs_the_checkout_runner():
-    out = CliRunner().invoke(cli, ["bench", "list"])
-    assert out.exit_code == 0, out.output
-    assert all(name in out.output for name in WORKLOADS)
+def test_chronoray_bench_command_runs_the_checkout_runner(tmp_path):
+    chronoray = str(Path(sys.executable).parent / "chronoray")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([chronoray, "bench", "list"], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert all(name in out.stdout for name in WORKLOADS)
+    elsewhere = subprocess.run([chronoray, "bench", "list"], cwd=tmp_path, capture_output=True,
+                               text=True)  # fmt: skip
+    assert elsewhere.returncode == 1 and "source checkout" in elsewhere.stderr

@@ -115,16 +115,19 @@ def test_logs_are_plain_rocksdb_and_locked(ray_session, tmp_path):
         locked = subprocess.run([sys.executable, "-c", probe, str(log_dir / "shard-0")])
         assert locked.returncode == 3  # a second writer is refused while the shard runs
     reader = (
-        "import sys, pickle\n"
+        "import sys, pickle, zlib\n"
         "from rocksdict import Rdict, Options, AccessType\n"
+        "def load(v):\n"
+        "    assert zlib.crc32(v[:-4]) == int.from_bytes(v[-4:], 'little')\n"
+        "    return pickle.loads(v[:-4])\n"
         "opts = Options(raw_mode=True)\n"
         "cfs = ('commands', 'events', 'clocks', 'checkpoints', 'meta')\n"
         "db = Rdict(sys.argv[1], opts, column_families={n: Options(raw_mode=True) for n in cfs},"
         " access_type=AccessType.read_only())\n"
-        "assert pickle.loads(db.get_column_family('meta')[b'manifest'])['format'] == 2\n"
+        "assert load(db.get_column_family('meta')[b'manifest'])['format'] == 3\n"
         "events = db.get_column_family('events')\n"
         "keys = [int.from_bytes(k, 'big') for k in events.keys()]\n"
-        "blocks = [pickle.loads(events[k.to_bytes(8, 'big')]) for k in keys]\n"
+        "blocks = [load(events[k.to_bytes(8, 'big')]) for k in keys]\n"
         "assert keys == sorted(keys), keys[:5]\n"
         "assert [b['first'] for b in blocks] == [1] + [k + 1 for k in keys[:-1]]\n"
         "assert all(b['first'] + len(b['vertex']) - 1 == k for b, k in zip(blocks, keys))\n"

@@ -72,3 +72,34 @@ def test_a_restarted_controller_remembers_how_sources_ended_and_opens_new_ones(
         stats = g.stats()
         assert stats.edges == len({(s, d) for s, d, _ in rows})
         assert {"a.txt", "b.txt"} <= set(stats.sources)
+
+
+def test_a_controller_handle_waits_through_a_restart_but_not_past_a_stop(ray_session, tmp_path):
+    import math
+    import threading
+
+    import ray
+
+    import chronoray as cr
+    from chronoray.handles import ControllerHandle
+    from chronoray.testing import kill_controller
+
+    with cr.GraphCluster(num_shards=1, log_dir=str(tmp_path / "g")) as g:
+        d = g._runtime.deployment
+        handle = ControllerHandle.named(d.controller_name, d.namespace, patience=math.inf)
+        kill_controller(g)
+        assert not handle.gone()  # restarting: its name still names it
+        assert handle.info()["graph_id"] == d.graph_id  # asked again until it is back
+    assert handle.gone()
+    failed: list[BaseException] = []
+    asking = threading.Thread(target=lambda: _catch(handle.info, failed), daemon=True)
+    asking.start()
+    asking.join(timeout=120)  # with infinite patience, only gone() ends the wait
+    assert not asking.is_alive() and isinstance(failed[0], ray.exceptions.RayActorError)
+
+
+def _catch(call, into: list[BaseException]) -> None:
+    try:
+        call()
+    except BaseException as exc:  # noqa: BLE001 -- handed to the test
+        into.append(exc)

@@ -1,13 +1,14 @@
 """Fuzzing what a shard reads back from its log: one stored value that recovery reads (the
 latest block of events, commands or clock headers, the latest checkpoint, a meta value)
 of a real RocksDB log corrupted -- bits flipped, truncated, replaced, extended -- then the
-graph reopened from its logs. It must either refuse with an error naming the shard's log
-or rebuild exactly the graph that was logged: never crash, never go on with garbage.
+graph reopened from its logs. It must either refuse with :class:`LogCorrupted` naming the
+shard, its log's path, the column family and the key, or rebuild exactly the graph that
+was logged: never crash, never go on with garbage.
 
-Today it does neither (strict xfail, issue 21's log format v3): a sweep of single-bit
-flips over the latest event block and checkpoint of shard 0 rebuilt a different graph for
-9 of 61 and 7 of 61 positions, and refusals are bare ``UnpicklingError``, ``KeyError``,
-``TypeError``, even ``MemoryError``, naming neither the shard nor its path."""
+Before log format 3 it did neither: a sweep of single-bit flips over the latest event
+block and checkpoint of shard 0 rebuilt a different graph for 9 of 61 and 7 of 61
+positions, and refusals were bare ``UnpicklingError``, ``KeyError``, ``TypeError``, even
+``MemoryError``, naming neither the shard nor its path. Format 3 checksums every value."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rocksdict import AccessType, Options, Rdict
 
 import chronoray as cr
 from chronoray.testing import LocalRuntime
-from shards.logstore import RocksLogStore
+from shards.logstore import LogCorrupted, RocksLogStore
 
 FAMILIES = ("events", "commands", "clocks", "checkpoints", "meta")
 
@@ -109,11 +110,6 @@ def _put(root, cf: str, key: bytes, change) -> bytes:
         db.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21 (log format v3): log values carry no checksum and decode errors are "
-    "not wrapped in an error naming the shard and its path",
-)
 @settings(max_examples=15, phases=[Phase.explicit, Phase.generate])  # no shrinking
 @given(which=st.integers(0, 10**6), how=corruptions)
 def test_a_corrupted_log_value_is_refused_or_harmless(logged, which, how):
@@ -124,8 +120,12 @@ def test_a_corrupted_log_value_is_refused_or_harmless(logged, which, how):
     try:
         try:
             rt = _runtime(root)
-        except Exception as exc:  # a refusal: it must say which log is wrong
-            assert str(root / "shard-0") in str(exc), f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # a refusal: it must say which value of which log is wrong
+            assert isinstance(exc, LogCorrupted), f"{type(exc).__name__}: {exc}"
+            assert str(root / "shard-0") in str(exc) and "shard 0" in str(exc), str(exc)
+            named = key.decode() if cf == "meta" else int.from_bytes(key, "big")
+            assert (exc.shard, exc.family, exc.key) == (0, cf, named), str(exc)
+            assert f"column family {cf!r}, key {named!r}" in str(exc), str(exc)
             return
         try:
             assert _graph(rt) == edges, f"{cf}[{key!r}] corrupted by {how[0]}: garbage"

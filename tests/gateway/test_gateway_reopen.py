@@ -84,3 +84,33 @@ def test_a_reopened_source_cannot_go_back_before_what_it_fed(ray_session, tmp_pa
         graph.wait_idle()
         assert graph_pairs(graph) == {**live, (on[1][20], on[1][21]): 1}
         assert _snapshot_pairs(graph, past_at) == past
+
+
+def test_a_batch_whose_gateway_died_midway_is_completed_by_the_resend(ray_session, tmp_path):
+    from chronoray.testing import kill_controller
+
+    with served_graph("gw-died", tmp_path) as (graph, gateway):
+        on = {k: [v for v in range(1, 200) if shard_of(v, 2) == k] for k in (0, 1)}
+        first = [_edge(on[0][i], on[0][i + 1], 10 + i, i + 1) for i in range(5)]
+        with client(gateway) as c:
+            assert c.ingest(first, name=SOURCE, batch_size=10).acked_through == 5
+        # the next batch: offsets 6-10 go to shard 1, 11-15 to shard 0. Its gateway got
+        # shard 0's part logged, then died: shard 1 never logged its part, nobody was acked
+        batch = [_edge(on[1][i], on[1][i + 1], 20 + i, 6 + i) for i in range(5)]
+        batch += [_edge(on[0][10 + i], on[0][11 + i], 30 + i, 11 + i) for i in range(5)]
+        with graph.feeding(SOURCE) as pump:
+            pump.run(batch[5:], lambda read: None)
+        graph.wait_idle()
+        channel = source_channel(SOURCE)
+        assert [s.applied.get(channel, 0) for s in graph.stats().shards] == [15, 0]
+        kill_controller(graph)  # what was acknowledged outlives the controller too
+
+        with client(gateway) as c:
+            replies = _stream(c, batch)  # the client resends all it was not acked
+        assert replies[0].opened.resume_after == 5
+        (ack,) = (r.ack for r in replies[1:])
+        assert (ack.through_offset, ack.records, ack.skipped) == (15, 10, 5)
+        graph.wait_idle()
+        assert graph_pairs(graph) == {(u.vertex, u.dst): 1 for u in first + batch}
+        with client(gateway) as c:
+            assert _stream(c, batch[:1])[0].opened.resume_after == 15
