@@ -102,7 +102,9 @@ def serve(
     gateway_settings = gateway.GatewaySettings.load(settings.config_file, **given)
     if detach:
         line = gateway.start_gateway_actor(graph_name, gateway_settings, config)
-        console.print(f"{line}, from a Ray actor (chronoray serve --graph {graph_name} --stop)")
+        address = f" --address {config.ray_address}" if config.ray_address else ""
+        stop = f"chronoray{address} serve --graph {graph_name} --stop"
+        console.print(f"{line}, from a Ray actor (stop it: {stop})")
         return
     served = gateway.serve(graph_name, gateway_settings, config, announce=console.print)
     counters = served.service.counters
