@@ -1,5 +1,5 @@
 """A real Ray head (``ray start --head`` on loopback, own ports and temp dir, token auth on)
-and chronoray driven only through ``ray job submit``, as the README's cluster section does:
+and chronoray driven only through ``ray job submit``, as docs/cluster.md does:
 start a named graph, ingest into it from one job while a second job subscribes and
 snapshots, read its stats from a third, stop it. Plus the one-line errors."""
 

@@ -165,8 +165,8 @@ with GatewayClient("ADDRESS") as client:
 
 @pytest.mark.long
 def test_serve_as_a_ray_job_with_the_readme_client(tmp_path):
-    """The README's way: a real Ray head, the graph started and served by `ray job submit`
-    jobs, the README's Python client against it, `ray job stop` ending the server."""
+    """docs/gateway.md's way: a real Ray head, the graph started and served by `ray job submit`
+    jobs, its Python client against it, `ray job stop` ending the server."""
     from chronoray.testing import RayHead
 
     port = free_port()

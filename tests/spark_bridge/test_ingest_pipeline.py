@@ -1,4 +1,4 @@
-"""``chronoray pipeline`` (the README's Spark pipeline) runs, and its Parquet result is what
+"""``chronoray pipeline`` (docs/spark.md's pipeline) runs, and its Parquet result is what
 the ratings file says about the graph at the snapshot's time."""
 
 from __future__ import annotations
