@@ -126,6 +126,16 @@ class ClockVector(click.ParamType):
         return clocks
 
 
+class _Path(click.Path):
+    """``click.Path`` that refuses a NUL character as a usage error naming the option
+    (the operating system cannot take one: ``os.stat`` would raise ``ValueError``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | bytes) and "\x00" in os.fsdecode(value):
+            self.fail(f"{value!r}: a path cannot hold a NUL character", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _setting(field: str, *decls: str, **kwargs: Any) -> Callable[[_F], _F]:
     """An option that sets the ``Config`` field ``field``, read from the same env name."""
     return click.option(*decls, envvar=env_name(field), show_envvar=True, **kwargs)
@@ -141,7 +151,7 @@ def log_dir_option(
     return _setting(
         "log_dir",
         "--log-dir",
-        type=click.Path(exists=exists, file_okay=False, path_type=Path),
+        type=_Path(exists=exists, file_okay=False, path_type=Path),
         required=required,
         default=None,
         help=help,
@@ -216,7 +226,7 @@ def server_options(function: _F) -> _F:
     (``chronoray serve``) instead of joining its Ray cluster."""
     function = click.option(
         "--tls-ca",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        type=_Path(exists=True, dir_okay=False, path_type=Path),
         envvar="CHRONORAY_GATEWAY_TLS_CA",
         show_envvar=True,
         default=None,
@@ -224,7 +234,7 @@ def server_options(function: _F) -> _F:
     )(function)
     function = click.option(
         "--token-file",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        type=_Path(exists=True, dir_okay=False, path_type=Path),
         envvar="CHRONORAY_GATEWAY_TOKEN_FILE",
         show_envvar=True,
         default=None,
@@ -403,7 +413,7 @@ def _plugins() -> list[Any]:
 @click.option(
     "--config",
     "config_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=_Path(exists=True, dir_okay=False, path_type=Path),
     envvar="CHRONORAY_CONFIG",
     show_envvar=True,
     default=None,
@@ -613,17 +623,17 @@ def _gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[_F], _
 @_gateway_setting(
     "token_file",
     "--token-file",
-    type=click.Path(dir_okay=False),
+    type=_Path(dir_okay=False),
     help="File holding the token [default: ~/.chronoray/gateway-token, made if missing].",
 )
 @_gateway_setting(
     "tls_cert",
     "--tls-cert",
-    type=click.Path(exists=True, dir_okay=False),
+    type=_Path(exists=True, dir_okay=False),
     help="PEM certificate chain; with --tls-key the gateway speaks TLS only.",
 )
 @_gateway_setting(
-    "tls_key", "--tls-key", type=click.Path(exists=True, dir_okay=False), help="Its PEM key."
+    "tls_key", "--tls-key", type=_Path(exists=True, dir_okay=False), help="Its PEM key."
 )
 @_gateway_setting(
     "max_message_bytes", "--max-message-bytes", type=int, help="Largest message [16 MiB]."
@@ -683,7 +693,7 @@ def spark_table_options(function: _F) -> _F:
         click.option(
             "--spark",
             "spark_path",
-            type=click.Path(exists=True, path_type=Path),
+            type=_Path(exists=True, path_type=Path),
             default=None,
             help="Read this Parquet or CSV file or directory with Spark (in the cluster) and "
             "ingest its rows through the object store; instead of PATH.",
@@ -716,7 +726,7 @@ def spark_table_options(function: _F) -> _F:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, type=_Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--format",
     "fmt",
@@ -737,7 +747,7 @@ def spark_table_options(function: _F) -> _F:
 )
 @click.option(
     "--rejects",
-    type=click.Path(path_type=Path),
+    type=_Path(path_type=Path),
     default=None,
     help="File for skipped records and late updates [default: LOG_DIR/rejects.tsv, or "
     "./rejects.tsv with --graph; --spark: a Parquet table, rejects.parquet].",
@@ -1164,7 +1174,7 @@ def vertex(vertex_id: str, graph_name: str | None, log_dir: Path | None, as_json
 @cut_options
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=_Path(path_type=Path),
     required=True,
     help="Folder for vertices.parquet and edges.parquet (created if missing).",
 )
@@ -1205,7 +1215,7 @@ def snapshot_cmd(
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=_Path(path_type=Path),
     required=True,
     help="Folder for ALGO.parquet and ALGO.png (created if missing).",
 )
@@ -1392,7 +1402,7 @@ def run_checkout_module(module: str, args: Sequence[str], command: str) -> int:
 @main.command()
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=_Path(path_type=Path),
     default=Path("chronoray-demo"),
     help="Where logs and pictures go (its logs are replaced).",
 )
@@ -1415,13 +1425,13 @@ def demo(out: Path, shards: int) -> None:
 @main.command()
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=_Path(path_type=Path),
     default=Path("chronoray-pipeline"),
     help="Where the graph's logs and the result go (its logs are replaced).",
 )
 @click.option(
     "--data",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=_Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="Ratings CSV (SRC,DST,RATING,TIME) [default: the shipped Bitcoin OTC copy].",
 )
@@ -1495,7 +1505,7 @@ def live_table(name: str, live: Any, updates: int, seconds: float) -> Table:
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", type=_Path(exists=True, dir_okay=False, path_type=Path))
 @format_option
 @graph_option
 @log_dir_option(exists=False)
@@ -1557,7 +1567,7 @@ def live(
 @click.option(
     "--ingest",
     "ingest_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=_Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="Ingest this file while printing its updates' notifications.",
 )
