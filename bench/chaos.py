@@ -7,8 +7,8 @@ degree histogram, an in-driver gRPC gateway polled by a client and a snapshot re
 while shard processes (the hosts of the live computation's parts), source actors, the
 gateway and the graph's controller are killed. Rounds repeat (seed + round) until
 ``--kills`` kills are done; then ``--node-kills`` nodes of a 3-node ``ray.cluster_utils``
-cluster (logs on shared storage) are removed and added back in a last round, with shard,
-source and controller kills between. Writes ``chaos.json`` and ``chaos.md``
+cluster (logs on shared storage) are removed and added back in a last round, every other
+kill a node's (shard, source and controller kills between). Writes ``chaos.json`` and ``chaos.md``
 (machine load beside them); exits 1 if any guarantee broke::
 
     python -m bench.chaos                      # the campaign (>= 100 kills)
@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--per-round", type=int, default=40, help="Kills per round at most.")
     parser.add_argument("--copies", type=int, default=10, help="CollegeMsg copies.")
     parser.add_argument("--node-kills", type=int, default=4, help="Node kills (0: none).")
+    parser.add_argument("--node-copies", type=int, default=10, help="Copies in the node round.")
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
@@ -186,8 +187,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             plan = ChaosPlan(
                 seed=args.seed + len(rounds),
                 kills=args.node_kills * 2,
-                targets=("node", "shard", "source", "controller"),
-                copies=1,
+                targets=("node", "shard", "node", "source", "node", "controller"),
+                cycle=True,  # a node every other kill: the sources may end before the last
+                copies=args.node_copies,
                 gap=(2.0, 4.0),
             )
             report = _node_round(plan, workroot / "nodes")

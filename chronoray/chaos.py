@@ -136,6 +136,9 @@ class ChaosPlan:
     batch_size: int = 500
     gap: tuple[float, float] = (0.5, 2.0)
     past_times: int = 5
+    cycle: bool = False
+    """Kill ``targets`` in turn (a target listed twice: twice as often) instead of a
+    random one each time: every target is hit although the sources may end early."""
     cluster: Any = None
     """A ``ray.cluster_utils.Cluster`` (from :func:`~chronoray.testing.simulated_cluster`)
     whose worker nodes ``"node"`` kills may remove; ``None``: no node kills."""
@@ -154,7 +157,12 @@ class ChaosPlan:
         if not targets:
             raise ValueError("only node kills planned, but no cluster given")
         return [
-            (rng.uniform(*self.gap), rng.choice(targets), rng.random()) for _ in range(self.kills)
+            (
+                rng.uniform(*self.gap),
+                targets[i % len(targets)] if self.cycle else rng.choice(targets),
+                rng.random(),
+            )
+            for i in range(self.kills)
         ]
 
 

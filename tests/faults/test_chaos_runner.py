@@ -48,6 +48,9 @@ def test_a_chaos_plan_draws_its_kills_from_its_seed_alone():
     assert targets == {"shard", "controller"}  # no cluster: no node kills
     assert all(0.5 <= gap <= 2.0 and 0 <= pick < 1 for gap, _, pick in plan.schedule())
     assert ChaosPlan().targets == ("shard", "source", "gateway", "controller")
+    cycled = ChaosPlan(seed=5, kills=5, targets=("node", "shard", "node", "source"), cycle=True)
+    cycled.cluster = object()  # only its presence matters to the schedule
+    assert [t for _, t, _ in cycled.schedule()] == ["node", "shard", "node", "source", "node"]
     with pytest.raises(ValueError, match="chaos targets"):
         ChaosPlan(targets=("shard", "disk"))
     with pytest.raises(ValueError, match="no cluster"):
