@@ -533,7 +533,7 @@ class RayGraph:
         deadline = time.monotonic() + timeout
         while True:
             waiting: dict[tuple[str, int], int] = {}
-            starting = False  # a source this driver opened has no pump or actor yet
+            starting = False  # a source opened here has no pump or actor yet, or restarts
             for name, actor in self._controller.sources().items():
                 batches = self._source_open_through(name, actor, t)
                 starting |= batches is None
@@ -569,7 +569,7 @@ class RayGraph:
         self, name: str, actor: Any, t: float
     ) -> list[tuple[int, int]] | None:
         """The open batches of source ``name`` holding updates of time ``<= t`` (None
-        while this driver is still starting its pump or actor)."""
+        while this driver is still starting its pump or actor, or the actor restarts)."""
         if actor is None:
             pump = self._pumps.get(name)
             if pump is None and name in self._opening:
@@ -581,7 +581,10 @@ class RayGraph:
                 )
             reason, batches = pump.complete_through(t)
         else:
-            reason, batches = _retrying(lambda: ray.get(actor.complete_through.remote(t)))
+            try:
+                reason, batches = ray.get(actor.complete_through.remote(t))
+            except ACTOR_ERRORS:  # restarting: asked again until the snapshot's timeout
+                return None
         if reason is not None:
             raise SnapshotNotReady(reason)
         return batches
