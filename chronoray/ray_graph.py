@@ -519,15 +519,9 @@ class RayGraph:
     ) -> Snapshot:
         """Every shard's part of the cut, rebuilt by a task on its log's node."""
         paths = [self.shard_log_path(k) for k in range(self.num_shards)]
-
-        def build() -> Snapshot:
-            return self._on_shard_nodes(
-                lambda nodes: build_snapshot(paths, nodes, meta, clock=clock, at=at, since=since)
-            )
-
-        snapshot = build()
-        snapshot.rebuild = build  # the same cut, should its tables be lost with a node
-        return snapshot
+        return self._on_shard_nodes(
+            lambda nodes: build_snapshot(paths, nodes, meta, clock=clock, at=at, since=since)
+        )
 
     def clocks(self) -> tuple[int, ...]:
         """Every shard's worker clock now."""
@@ -571,7 +565,9 @@ class RayGraph:
         outcome: Outcome = _retrying(lambda: ray.get(actor.wait_applied(channel, position, wait)))
         return outcome.applied >= position
 
-    def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]] | None:
+    def _source_open_through(
+        self, name: str, actor: Any, t: float
+    ) -> list[tuple[int, int]] | None:
         """The open batches of source ``name`` holding updates of time ``<= t`` (None
         while this driver is still starting its pump or actor, or the actor restarts)."""
         if actor is None:

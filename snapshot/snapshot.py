@@ -16,7 +16,6 @@ snapshots of any times -- an empty one before the first event included -- read t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
-from ray.exceptions import ObjectLostError, TaskUnschedulableError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shards.codec import Schema
@@ -62,8 +60,6 @@ class SnapshotMeta:
 Part = ray.ObjectRef | pa.Table
 """One shard's table: behind an object ref (built by a Ray task), or here."""
 
-_LOST = (TaskUnschedulableError, ObjectLostError)  # a table lost with its node
-
 
 class Snapshot:
     """A consistent past graph: per-shard Arrow tables, behind Ray object refs or in this
@@ -73,22 +69,6 @@ class Snapshot:
         self.vertex_refs = vertex_refs
         self.edge_refs = edge_refs
         self.meta = meta
-        self.rebuild: Callable[[], Snapshot] | None = None
-        """Builds the same cut again (set by the runtime): used once when the tables were
-        lost with the node that held them (Ray cannot rebuild them there any more)."""
-
-    def _parts(self, which: str) -> list[pa.Table]:
-        try:
-            return _tables(getattr(self, which))
-        except _LOST:
-            if self.rebuild is None:
-                raise
-            fresh = self.rebuild()
-            self.vertex_refs, self.edge_refs = fresh.vertex_refs, fresh.edge_refs
-            return _tables(getattr(self, which))
-
-    def __getstate__(self) -> dict[str, Any]:
-        return dict(vars(self), rebuild=None)  # the runtime's callable stays here
 
     def __repr__(self) -> str:
         m = self.meta
@@ -97,11 +77,11 @@ class Snapshot:
 
     def vertices(self) -> pa.Table:
         """All vertices: ``id``, ``type``, ``clock``, ``time`` and state columns."""
-        return _concat(self._parts("vertex_refs"), empty_vertices())
+        return _concat(_tables(self.vertex_refs), empty_vertices())
 
     def edges(self) -> pa.Table:
         """All edges: ``src``, ``dst`` and property columns (``window_*`` for a window)."""
-        return _concat(self._parts("edge_refs"), empty_edges())
+        return _concat(_tables(self.edge_refs), empty_edges())
 
     def to_pandas(self) -> tuple[Any, Any]:
         """``(vertices, edges)`` as pandas DataFrames."""
