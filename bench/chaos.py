@@ -4,10 +4,11 @@ graph, then the graph now and at past times compared with the file oracle.
 Each round is one :func:`chronoray.chaos.run_chaos` on a fresh Ray instance: CollegeMsg
 x ``--copies`` and Bitcoin OTC ingested by two source actors into 4 shards, with a live
 degree histogram, an in-driver gRPC gateway polled by a client and a snapshot reader,
-while shard processes, source actors and the gateway are killed. Rounds repeat (seed +
-round) until ``--kills`` kills are done; then ``--node-kills`` nodes of a 3-node
-``ray.cluster_utils`` cluster (logs on shared storage) are removed and added back in a
-last round, with shard and source kills between. Writes ``chaos.json`` and ``chaos.md``
+while shard processes (the hosts of the live computation's parts), source actors, the
+gateway and the graph's controller are killed. Rounds repeat (seed + round) until
+``--kills`` kills are done; then ``--node-kills`` nodes of a 3-node ``ray.cluster_utils``
+cluster (logs on shared storage) are removed and added back in a last round, every other
+kill a node's (shard, source and controller kills between). Writes ``chaos.json`` and ``chaos.md``
 (machine load beside them); exits 1 if any guarantee broke::
 
     python -m bench.chaos                      # the campaign (>= 100 kills)
@@ -70,6 +71,7 @@ def _summary(report: ChaosReport) -> dict[str, Any]:
         "resumed_skipped": counts["resumed_skipped"],
         "recover_median_s": counts["recover_median_s"],
         "recover_max_s": counts["recover_max_s"],
+        "recover_by_target": counts["recover_by_target"],
         "final_exact": report.final is not None and report.final.exact,
         "cuts_exact": f"{sum(c.exact for c in report.cuts)}/{len(report.cuts)}",
         "readers_exact": f"{sum(c.exact for c in report.readers)}/{len(report.readers)}",
@@ -77,6 +79,14 @@ def _summary(report: ChaosReport) -> dict[str, Any]:
         "live_histogram": report.live_histogram,
         "failures": report.failures(),
     }
+
+
+def _by_target(rounds: list[dict[str, Any]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for r in rounds:
+        for target, n in r["kills"].items():
+            total[target] = total.get(target, 0) + n
+    return total
 
 
 def _markdown(result: dict[str, Any]) -> str:
@@ -99,6 +109,32 @@ def _markdown(result: dict[str, Any]) -> str:
             f"| {r['recover_median_s']} / {r['recover_max_s']} | {r['final_exact']} "
             f"| {r['cuts_exact']} | {r['readers_exact']} | {told} | {r['live_histogram']} |"
         )
+    rows += [
+        "",
+        "## Kills by target",
+        "",
+        "Seconds from the kill until the target answered again (every shard answers; a "
+        "restarted source or controller answers with a new pid; a new gateway serves), "
+        "median and max of each round's median and max.",
+        "",
+        "| target | kills | recover median s (rounds) | recover max s |",
+        "|---|---|---|---|",
+    ]
+    for target, n in sorted(_by_target(result["rounds"]).items()):
+        medians = [
+            r["recover_by_target"][target]["median_s"]
+            for r in result["rounds"]
+            if target in r.get("recover_by_target", {})
+        ]
+        worst = max(
+            (
+                r["recover_by_target"][target]["max_s"]
+                for r in result["rounds"]
+                if target in r.get("recover_by_target", {})
+            ),
+            default=None,
+        )
+        rows.append(f"| {target} | {n} | {', '.join(f'{m:g}' for m in medians)} | {worst} |")
     failures = [f"- round {i}: {f}" for i, r in enumerate(result["rounds"]) for f in r["failures"]]
     rows += ["", "## Broken guarantees", "", *(failures or ["none"]), ""]
     return "\n".join(rows)
@@ -110,6 +146,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--per-round", type=int, default=40, help="Kills per round at most.")
     parser.add_argument("--copies", type=int, default=10, help="CollegeMsg copies.")
     parser.add_argument("--node-kills", type=int, default=4, help="Node kills (0: none).")
+    parser.add_argument("--node-copies", type=int, default=10, help="Copies in the node round.")
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
@@ -150,8 +187,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             plan = ChaosPlan(
                 seed=args.seed + len(rounds),
                 kills=args.node_kills * 2,
-                targets=("node", "shard", "source"),
-                copies=1,
+                targets=("node", "shard", "node", "source", "node", "controller"),
+                cycle=True,  # a node every other kill: the sources may end before the last
+                copies=args.node_copies,
                 gap=(2.0, 4.0),
             )
             report = _node_round(plan, workroot / "nodes")

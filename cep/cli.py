@@ -19,6 +19,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from chronoray.cli.options import PathArg
 from chronoray.config import env_name, load_settings, read_settings_file
 
 __all__ = ["CepSettings", "cep"]
@@ -26,7 +27,7 @@ __all__ = ["CepSettings", "cep"]
 F = TypeVar("F", bound=Callable[..., Any])
 ENV_PREFIX = "CHRONORAY_CEP_"
 _err = Console(stderr=True)
-_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_FILE = PathArg(exists=True, dir_okay=False, path_type=Path)
 _CHOICES = {
     "runtime": ("ray", "local"),
     "on_error": ("raise", "skip"),
@@ -122,7 +123,7 @@ def cep() -> None:
 
 def _run_options(f: F) -> F:
     options = [
-        click.option("--out", type=click.Path(path_type=Path), required=True,
+        click.option("--out", type=PathArg(path_type=Path), required=True,
                      help="Output file (the official format, one line per change)."),
         cep_setting("instances", "--instances", type=click.IntRange(min=1),
                     help="Operator instances (Ray actors)."),
@@ -136,7 +137,7 @@ def _run_options(f: F) -> F:
         cep_setting("on_error", "--on-error", type=click.Choice(_CHOICES["on_error"]),
                     help="raise: stop at a malformed line; skip: count it, write it to "
                     "--rejects."),
-        click.option("--rejects", type=click.Path(path_type=Path), default=None,
+        click.option("--rejects", type=PathArg(path_type=Path), default=None,
                      help="File for skipped lines  [default: OUT.rejects.tsv]"),
     ]  # fmt: skip
     for option in reversed(options):
@@ -249,7 +250,7 @@ def _run(
 
 
 @cep.command()
-@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out_dir", type=PathArg(file_okay=False, path_type=Path))
 @click.option("--events", type=click.IntRange(min=1), default=100_000,
               help="Events (lines) written over the four files.")  # fmt: skip
 @click.option("--seed", type=int, default=0, help="Seed of the random stream (same seed, "
@@ -289,7 +290,7 @@ def generate(out_dir: Path, events: int, seed: int, days: float) -> None:
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=PathArg(file_okay=False, path_type=Path),
     default=Path("."),
     help="Where cep.json and cep.md go.",
 )

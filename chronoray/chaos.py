@@ -107,11 +107,14 @@ def read_only(path: str | os.PathLike[str]) -> Iterator[Path]:
 # -- the chaos runner -------------------------------------------------------------------
 
 
-TARGETS = ("shard", "source", "gateway", "node")
-"""What :func:`run_chaos` can kill: a shard actor's process (it hosts the shard's live
-computations too), a source actor's process, the in-driver gRPC gateway (stopped at once
-and started again on its port), a node of a ``ray.cluster_utils`` cluster (removed and
-added back with its label; its shards restart on other nodes: logs on shared storage)."""
+TARGETS = ("shard", "source", "gateway", "controller", "node")
+"""What :func:`run_chaos` can kill: a shard actor's process (it is also the host of the
+shard's part of every live computation: killing it is how a live-computation host is
+killed), a source actor's process, the in-driver gRPC gateway (stopped at once and
+started again on its port), the graph's controller process (Ray restarts it; it recovers
+from the shards, ``LOG_DIR/controller.pickle`` and the sources' reports), a node of a
+``ray.cluster_utils`` cluster (removed and added back with its label; its shards restart
+on other nodes: logs on shared storage)."""
 
 
 @dataclass
@@ -120,27 +123,55 @@ class ChaosPlan:
     ``seed``. ``copies`` CollegeMsg copies (each after the previous one in time) and, with
     ``bitcoin``, Bitcoin OTC are ingested by two sources at once into ``shards`` shards;
     ``kills`` kills of ``targets`` happen ``gap`` seconds apart (uniform in the range)
-    while they run; ``past_times`` time cuts are checked against the file oracle during
+    while they run, in the order :meth:`schedule` draws (it depends on ``seed`` alone, not
+    on how fast the run goes); ``past_times`` time cuts are checked against the file oracle during
     the run (snapshot readers) and after it."""
 
     seed: int = 23
     kills: int = 10
-    targets: tuple[str, ...] = ("shard", "source", "gateway")
+    targets: tuple[str, ...] = ("shard", "source", "gateway", "controller")
     copies: int = 1
     bitcoin: bool = True
     shards: int = 4
     batch_size: int = 500
     gap: tuple[float, float] = (0.5, 2.0)
     past_times: int = 5
+    cycle: bool = False
+    """Kill ``targets`` in turn (a target listed twice: twice as often) instead of a
+    random one each time: every target is hit although the sources may end early."""
     cluster: Any = None
     """A ``ray.cluster_utils.Cluster`` (from :func:`~chronoray.testing.simulated_cluster`)
     whose worker nodes ``"node"`` kills may remove; ``None``: no node kills."""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.targets) - set(TARGETS)
+        if unknown or not self.targets:
+            raise ValueError(f"chaos targets must be some of {TARGETS}, not {self.targets}")
+
+    def schedule(self) -> list[tuple[float, str, float]]:
+        """The kills to make, drawn from ``seed`` alone: ``(gap before it, target, pick)``
+        each, ``pick`` in ``[0, 1)`` choosing which shard, source or node. ``"node"``
+        is left out without a ``cluster``. A run that ends first makes a prefix of it."""
+        rng = random.Random(self.seed)
+        targets = [t for t in self.targets if t != "node" or self.cluster is not None]
+        if not targets:
+            raise ValueError("only node kills planned, but no cluster given")
+        return [
+            (
+                rng.uniform(*self.gap),
+                targets[i % len(targets)] if self.cycle else rng.choice(targets),
+                rng.random(),
+            )
+            for i in range(self.kills)
+        ]
 
 
 @dataclass
 class Kill:
     """One kill: when (seconds into the run), what, its pid or node, how far each source
-    had read (``max_ts``) at that moment, and the seconds until the target answered."""
+    had read (``max_ts``) at that moment, and the seconds from the kill until the target
+    answered again (a shard or node: every shard answers; a source or the controller: its
+    restarted process answers with a new pid; the gateway: the new one serves)."""
 
     at: float
     target: str
@@ -211,14 +242,22 @@ class ChaosReport:
     def counts(self) -> dict[str, Any]:
         """Kills per target, batches resent (their updates already applied are skipped
         by the shards), updates skipped by a resuming source, seconds until the killed
-        target answered again (median, max)."""
+        target answered again (median, max; overall and per target)."""
         per: dict[str, int] = {}
         for k in self.kills:
             per[k.target] = per.get(k.target, 0) + 1
         recovered = sorted(k.recovered_after for k in self.kills if k.recovered_after is not None)
+        by_target: dict[str, list[float]] = {}
+        for k in self.kills:
+            if k.recovered_after is not None:
+                by_target.setdefault(k.target, []).append(k.recovered_after)
         return {
             "kills": len(self.kills),
             "per_target": per,
+            "recover_by_target": {
+                t: {"median_s": sorted(v)[len(v) // 2], "max_s": max(v)}
+                for t, v in sorted(by_target.items())
+            },
             "resent_batches": sum(s.get("resent_batches", 0) for s in self.sources.values()),
             "resumed_skipped": sum(s.get("skipped", 0) for s in self.sources.values()),
             "recover_median_s": recovered[len(recovered) // 2] if recovered else None,
@@ -365,31 +404,30 @@ def run_chaos(plan: ChaosPlan, workdir: str | os.PathLike[str]) -> ChaosReport:
 def _kill_loop(
     chaos: _Chaos, graph: Any, jobs: list[Any], box: dict[str, Any], new_gateway: Any
 ) -> None:
-    """Kill a random target every ``gap`` seconds until the plan's kills are done or
-    the sources have ended."""
-    plan, rng = chaos.plan, chaos.rng
-    targets = [t for t in plan.targets if t != "node" or plan.cluster is not None]
-    while len(chaos.report.kills) < plan.kills:
-        time.sleep(rng.uniform(*plan.gap))
+    """Make the plan's :meth:`~ChaosPlan.schedule` of kills until it is done or the
+    sources have ended; each kill waits until its target answers again."""
+    plan = chaos.plan
+    for gap, target, pick in plan.schedule():
+        time.sleep(gap)
         running = [job for job in jobs if not job.done()]
         if not running:
             return
         progress = {job.name: float(job.progress().get("max_ts") or 0.0) for job in running}
-        target = rng.choice(targets)
         kill = Kill(chaos.elapsed(), target, "", progress)
         began = time.monotonic()
         if target == "shard":
-            kill.detail = _kill_shard(graph, rng.randrange(plan.shards))
+            kill.detail = _kill_shard(graph, int(pick * plan.shards))
             _wait_answering(graph)
         elif target == "source":
-            job = rng.choice(running)
-            kill.detail = _kill_source(job)
+            kill.detail = _kill_source(running[int(pick * len(running))])
         elif target == "gateway":
             box["gateway"].stop(0)
             box["gateway"] = new_gateway()
             kill.detail = f"gateway on port {box['gateway'].port} restarted"
+        elif target == "controller":
+            kill.detail = _kill_controller(graph)
         else:
-            kill.detail = _kill_node(plan.cluster, rng)
+            kill.detail = _kill_node(plan.cluster, pick)
             _wait_answering(graph)
         kill.recovered_after = round(time.monotonic() - began, 3)
         chaos.report.kills.append(kill)
@@ -405,20 +443,66 @@ def _kill_shard(graph: Any, shard: int) -> str:
 
 
 def _kill_source(job: Any) -> str:
+    """SIGKILL the source actor's process; return once its restarted process answers
+    (or the source ended meanwhile)."""
     from chronoray.testing import kill_source
 
     try:
-        return f"source {job.name} pid {kill_source(job)}"
+        pid = kill_source(job)
     except Exception as exc:  # noqa: BLE001 -- it ended or restarts meanwhile
         return f"source {job.name} not killed ({type(exc).__name__})"
+    _wait_new_pid(lambda: None if job.done() else int(_ray_get(job.actor.pid.remote())), pid)
+    return f"source {job.name} pid {pid}"
 
 
-def _kill_node(cluster: Any, rng: random.Random) -> str:
-    """Remove a random worker node and add one back with the same label."""
+def _kill_controller(graph: Any) -> str:
+    """SIGKILL the graph's controller; return once its restarted process answers."""
+    from chronoray.controller import CONTROLLER_NAME, graph_namespace
+    from chronoray.handles import ControllerHandle
+    from chronoray.testing import kill_controller
+
+    pid = kill_controller(graph)
+    handle = ControllerHandle(_ray_get_actor(CONTROLLER_NAME, graph_namespace(graph.name)))
+    _wait_new_pid(handle.pid, pid)
+    return f"controller pid {pid}"
+
+
+def _ray_get(ref: Any) -> Any:
+    import ray
+
+    return ray.get(ref, timeout=60)
+
+
+def _ray_get_actor(name: str, namespace: str) -> Any:
+    import ray
+
+    return ray.get_actor(name, namespace=namespace)
+
+
+def _wait_new_pid(ask: Any, killed: int, timeout: float = 300.0) -> None:
+    """Until ``ask()`` answers a pid other than ``killed`` (or ``None``: nothing to wait
+    for); an actor error means it is restarting still."""
+    from shards.worker import ACTOR_ERRORS
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid = ask()
+            if pid is None or pid != killed:
+                return
+        except (*ACTOR_ERRORS, TimeoutError):
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"the killed process {killed} was not replaced within {timeout:g} s")
+
+
+def _kill_node(cluster: Any, pick: float) -> str:
+    """Remove a worker node (``pick`` in ``[0, 1)`` chooses) and add one back with the
+    same label."""
     from chronoray.placement import NODE_LABEL
 
     workers = [n for n in cluster.list_all_nodes() if n is not cluster.head_node]
-    node = rng.choice(workers)
+    node = workers[int(pick * len(workers))]
     label = f"n{cluster.list_all_nodes().index(node)}"
     cluster.remove_node(node, allow_graceful=False)
     cluster.add_node(num_cpus=1, object_store_memory=96 * 1024 * 1024, labels={NODE_LABEL: label})

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import ray
 from ray import ObjectRef
+from ray.exceptions import NodeDiedError, TaskUnschedulableError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from chronoray.config import Config
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
 __all__ = ["RayGraph"]
 
 _IDLE_POLL = 1.0  # seconds a shard waits for quiet before it answers anyway
+_NODE_GONE = (TaskUnschedulableError, NodeDiedError)  # a task's node was lost
 
 
 T = TypeVar("T")
@@ -473,23 +475,42 @@ class RayGraph:
         nodes: list[str] = _retrying(lambda: ray.get([s.node() for s in self._shards]))
         return nodes
 
+    def _on_shard_nodes(self, run: Callable[[list[str]], T], timeout: float = 300.0) -> T:
+        """``run(nodes)`` with the node of each shard now; with the nodes asked again when
+        a node was lost meanwhile (a task bound to it cannot be scheduled: its shards
+        restart on other nodes, their logs on shared storage)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            nodes = self.shard_node_ids()
+            try:
+                return run(nodes)
+            except _NODE_GONE:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
     def read_logs(
         self, function: Callable[..., Any], args: dict[int, tuple[Any, ...]]
     ) -> dict[int, Any]:
         """``function(store, *args[k])`` against a read-only handle of shard ``k``'s log,
         in parallel tasks on the shards' nodes."""
-        nodes = self.shard_node_ids()
-        with ThreadPoolExecutor(max(1, len(args))) as pool:
-            futures = {
-                k: pool.submit(read_log, self.shard_log_path(k), nodes[k], function, *a)
-                for k, a in args.items()
-            }
-            return {k: f.result() for k, f in futures.items()}
+
+        def run(nodes: list[str]) -> dict[int, Any]:
+            with ThreadPoolExecutor(max(1, len(args))) as pool:
+                futures = {
+                    k: pool.submit(read_log, self.shard_log_path(k), nodes[k], function, *a)
+                    for k, a in args.items()
+                }
+                return {k: f.result() for k, f in futures.items()}
+
+        return self._on_shard_nodes(run)
 
     def read_log(self, shard: int, function: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         """``function(store, *args, **kw)`` in a task on ``shard``'s node."""
-        node = self.shard_node_ids()[shard]
-        return read_log(self.shard_log_path(shard), node, function, *args, **kw)
+        path = self.shard_log_path(shard)
+        return self._on_shard_nodes(
+            lambda nodes: read_log(path, nodes[shard], function, *args, **kw)
+        )
 
     def build_snapshot(
         self,
@@ -501,8 +522,9 @@ class RayGraph:
     ) -> Snapshot:
         """Every shard's part of the cut, rebuilt by a task on its log's node."""
         paths = [self.shard_log_path(k) for k in range(self.num_shards)]
-        nodes = self.shard_node_ids()
-        return build_snapshot(paths, nodes, meta, clock=clock, at=at, since=since)
+        return self._on_shard_nodes(
+            lambda nodes: build_snapshot(paths, nodes, meta, clock=clock, at=at, since=since)
+        )
 
     def clocks(self) -> tuple[int, ...]:
         """Every shard's worker clock now."""
@@ -514,7 +536,7 @@ class RayGraph:
         deadline = time.monotonic() + timeout
         while True:
             waiting: dict[tuple[str, int], int] = {}
-            starting = False  # a source this driver opened has no pump or actor yet
+            starting = False  # a source opened here has no pump or actor yet, or restarts
             for name, actor in self._controller.sources().items():
                 batches = self._source_open_through(name, actor, t)
                 starting |= batches is None
@@ -548,7 +570,7 @@ class RayGraph:
 
     def _source_open_through(self, name: str, actor: Any, t: float) -> list[tuple[int, int]] | None:
         """The open batches of source ``name`` holding updates of time ``<= t`` (None
-        while this driver is still starting its pump or actor)."""
+        while this driver is still starting its pump or actor, or the actor restarts)."""
         if actor is None:
             pump = self._pumps.get(name)
             if pump is None and name in self._opening:
@@ -560,7 +582,10 @@ class RayGraph:
                 )
             reason, batches = pump.complete_through(t)
         else:
-            reason, batches = _retrying(lambda: ray.get(actor.complete_through.remote(t)))
+            try:
+                reason, batches = ray.get(actor.complete_through.remote(t))
+            except ACTOR_ERRORS:  # restarting: asked again until the snapshot's timeout
+                return None
         if reason is not None:
             raise SnapshotNotReady(reason)
         return batches

@@ -13,10 +13,10 @@
   started, never by ``ray stop`` (other Ray instances on the machine are left alone).
 * :func:`simulated_cluster` starts a multi-node cluster on this machine
   (``ray.cluster_utils.Cluster``), each node labelled ``chronoray-node=n<i>``.
-* :func:`run_chaos` (a :class:`ChaosPlan`) kills shards, sources, the gateway and nodes
-  at seeded random moments while two sources feed a graph, and checks the graph now and
-  at past times against the file oracle; :func:`small_disk`, :func:`fill_disk` and
-  :func:`read_only` make real disk trouble (:mod:`chronoray.chaos`).
+* :func:`run_chaos` (a :class:`ChaosPlan`) kills shards, sources, the gateway, the
+  controller and nodes at seeded random moments while two sources feed a graph, and
+  checks the graph now and at past times against the file oracle; :func:`small_disk`,
+  :func:`fill_disk` and :func:`read_only` make real disk trouble (:mod:`chronoray.chaos`).
 * :class:`TokenVertex` and :func:`causality_violations` check that a past snapshot is a
   consistent cut: no vertex in it holds the effect of a message whose sending is not in it.
 """

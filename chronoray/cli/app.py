@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from chronoray.cli.errors import HELP_REQUESTED, UsageLine, error_line, quiet_interrupts
-from chronoray.cli.options import setting
+from chronoray.cli.options import PathArg, setting
 from chronoray.cli.runlog import begin_run_log
 from chronoray.config import Config
 
@@ -103,7 +103,7 @@ def _plugins() -> list[Any]:
 @click.option(
     "--config",
     "config_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=PathArg(exists=True, dir_okay=False, path_type=Path),
     envvar="CHRONORAY_CONFIG",
     show_envvar=True,
     default=None,

@@ -12,7 +12,7 @@ import click
 from chronoray.cli.app import main
 from chronoray.cli.errors import not_with
 from chronoray.cli.feeding import IngestRequest, SparkTable
-from chronoray.cli.options import FORMATS, finite, shards_option
+from chronoray.cli.options import FORMATS, PathArg, finite, shards_option
 from chronoray.cli.rendering import console, print_view, stats_views
 from chronoray.cli.target import Target, target_options
 
@@ -36,7 +36,7 @@ def spark_table_options(function: F) -> F:
         click.option(
             "--spark",
             "spark_path",
-            type=click.Path(exists=True, path_type=Path),
+            type=PathArg(exists=True, path_type=Path),
             default=None,
             help="Read this Parquet or CSV file or directory with Spark (in the cluster) and "
             "ingest its rows through the object store; instead of PATH.",
@@ -79,7 +79,7 @@ def property_columns(text: str | None) -> dict[str, str]:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, type=PathArg(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--format",
     "fmt",
@@ -99,7 +99,7 @@ def property_columns(text: str | None) -> dict[str, str]:
 )
 @click.option(
     "--rejects",
-    type=click.Path(path_type=Path),
+    type=PathArg(path_type=Path),
     default=None,
     help="File for skipped records and late updates; --spark: a Parquet table  [default: "
     "LOG_DIR/rejects.tsv, or ./rejects.tsv with --graph; --spark: rejects.parquet]",

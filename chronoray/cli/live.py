@@ -13,7 +13,7 @@ from rich.table import Table
 
 from chronoray.cli.app import main
 from chronoray.cli.feeding import report_lines
-from chronoray.cli.options import format_option, shards_option, vertex_id
+from chronoray.cli.options import PathArg, format_option, shards_option, vertex_id
 from chronoray.cli.rendering import console, err_console, short, show_date
 from chronoray.cli.target import ClusterTarget, SubscribeRequest, Target, target_options
 
@@ -68,7 +68,7 @@ def live_table(name: str, live: Any, updates: int, seconds: float) -> Table:
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", type=PathArg(exists=True, dir_okay=False, path_type=Path))
 @format_option
 @target_options(exists=False)
 @shards_option
@@ -127,7 +127,7 @@ def live(
 @click.option(
     "--ingest",
     "ingest_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=PathArg(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="Ingest this file while printing its updates' notifications.",
 )

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from chronoray.cli.app import main
-from chronoray.cli.options import TIME_HELP, EventTime
+from chronoray.cli.options import TIME_HELP, EventTime, PathArg
 from chronoray.cli.rendering import console, note_driver_log
 
 __all__ = ["bench", "demo", "pipeline", "run_checkout_module"]
@@ -45,7 +45,7 @@ def run_checkout_module(module: str, args: Sequence[str], command: str) -> int:
 @main.command()
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=PathArg(path_type=Path),
     default=Path("chronoray-demo"),
     help="Where logs and pictures go (its logs are replaced).",
 )
@@ -68,13 +68,13 @@ def demo(out: Path, shards: int) -> None:
 @main.command()
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=PathArg(path_type=Path),
     default=Path("chronoray-pipeline"),
     help="Where the graph's logs and the result go (its logs are replaced).",
 )
 @click.option(
     "--data",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=PathArg(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="Ratings CSV (SRC,DST,RATING,TIME)  [default: the shipped Bitcoin OTC copy]",
 )

@@ -16,6 +16,7 @@ from chronoray.cli.options import (
     TIME_HELP,
     EventTime,
     Output,
+    PathArg,
     cut_options,
     id_order,
     log_dir_option,
@@ -112,7 +113,7 @@ def _id(text: str) -> int | str:
 @cut_options
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=PathArg(path_type=Path),
     required=True,
     help="Folder for vertices.parquet and edges.parquet (created if missing).",
 )
@@ -151,7 +152,7 @@ def snapshot_cmd(
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=PathArg(path_type=Path),
     required=True,
     help="Folder for ALGO.parquet and ALGO.png (created if missing).",
 )

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from chronoray.cli.app import Settings, main
+from chronoray.cli.options import PathArg
 from chronoray.cli.rendering import console, note_driver_log
 from chronoray.config import env_name
 
@@ -46,19 +47,19 @@ def gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[F], F]:
 @gateway_setting(
     "token_file",
     "--token-file",
-    type=click.Path(dir_okay=False),
+    type=PathArg(dir_okay=False),
     help="File holding the token  [default: ~/.chronoray/gateway-token, made if missing]",
 )
 @gateway_setting(
     "tls_cert",
     "--tls-cert",
-    type=click.Path(exists=True, dir_okay=False),
+    type=PathArg(exists=True, dir_okay=False),
     help="PEM certificate chain; with --tls-key the gateway speaks TLS only.",
 )
 @gateway_setting(
     "tls_key",
     "--tls-key",
-    type=click.Path(exists=True, dir_okay=False),
+    type=PathArg(exists=True, dir_okay=False),
     help="The PEM key of --tls-cert.",
 )
 @gateway_setting(

@@ -25,7 +25,7 @@ from click.core import ParameterSource
 
 from chronoray.cli.app import Settings
 from chronoray.cli.feeding import IngestRequest, feed_files, feed_table, feed_through
-from chronoray.cli.options import log_dir_option
+from chronoray.cli.options import PathArg, log_dir_option
 from chronoray.cli.rendering import note_driver_log
 
 __all__ = [
@@ -358,7 +358,7 @@ def _server_options() -> list[Callable[[F], F]]:
         ),
         click.option(
             "--token-file",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            type=PathArg(exists=True, dir_okay=False, path_type=Path),
             envvar="CHRONORAY_GATEWAY_TOKEN_FILE",
             show_envvar=True,
             default=None,
@@ -367,7 +367,7 @@ def _server_options() -> list[Callable[[F], F]]:
         ),
         click.option(
             "--tls-ca",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            type=PathArg(exists=True, dir_okay=False, path_type=Path),
             envvar="CHRONORAY_GATEWAY_TLS_CA",
             show_envvar=True,
             default=None,

@@ -48,8 +48,9 @@ def _without_ray() -> Iterator[None]:
     def refuse(*args, **kwargs):
         raise StartedRay("the command started Ray")
 
-    with mock.patch.object(ray, "is_initialized", lambda: False), mock.patch.object(
-        ray, "init", refuse
+    with (
+        mock.patch.object(ray, "is_initialized", lambda: False),
+        mock.patch.object(ray, "init", refuse),
     ):
         yield
 
@@ -96,3 +97,21 @@ def test_a_bad_number_for_an_existing_file_is_refused_before_ray(tmp_path_factor
         result = _invoke(argv)
         _assert_refused(result, argv)
         assert option in result.output
+
+
+def test_a_nul_in_a_path_is_a_usage_error(tmp_path):
+    """Found by the long campaign: ``--log-dir $'\\0'`` ended in ``error: ValueError:
+    embedded null byte`` (exit 1) instead of a usage error naming the option."""
+    with CliRunner().isolated_filesystem(temp_dir=tmp_path):
+        with open("edges.txt", "w") as f:
+            f.write("1 2 3\n")
+        for argv in (
+            ["stats", "--log-dir", "\x00"],
+            ["stats", "--log-dir", "g\x00h"],
+            ["ingest", "edges.txt", "--log-dir", "g\x00"],
+            ["ingest", "e\x00dges.txt", "--log-dir", "g"],
+            ["--config", "c\x00.toml", "stats", "--log-dir", "g"],
+        ):
+            result = _invoke(argv)
+            _assert_refused(result, argv)
+            assert "NUL" in result.output, result.output

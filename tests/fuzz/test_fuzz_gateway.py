@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chronoray.v1 import gateway_pb2 as pb
+from tests.fuzz.conftest import examples
 from tests.gateway.gateway_helpers import TOKEN, served_graph
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -86,7 +87,7 @@ def _applied(graph, source: str) -> int:
     return max(s["applied"].get(f"src:{source}", 0) for s in graph.stats().shards)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(stream=st.lists(requests, max_size=5))
 def test_random_ingestion_streams(served, stream):
     from chronoray.v1 import gateway_pb2_grpc as pbg
@@ -111,7 +112,7 @@ def test_random_ingestion_streams(served, stream):
 METHODS = ["Stats", "GetVertex", "GetEdges", "History"]
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(method=st.sampled_from(METHODS), raw=st.binary(max_size=40))
 def test_random_bytes_as_query_requests(served, method, raw):
     _, channel, client, _ = served
