@@ -1,13 +1,13 @@
-"""Fuzzing the file sources (SNAP, Bitcoin CSV, DEBS 2016): files of lines mixing valid
-records, near misses and garbage. A source yields exactly the updates an independent
+"""Fuzzing the file sources (SNAP, Bitcoin CSV, DEBS 2016, GraphTides): files of lines
+mixing valid records, near misses and garbage. A source yields exactly the updates an independent
 reading of the format's rules gives, up to the first bad line, and there raises
 :class:`~chronoray.sources.MalformedRecord` naming the file, the line and its text --
 never another exception, never a wrong value. Applied to a graph, nothing after the bad
-line is applied. (GraphTides sources, once they exist: add their format's rule and line
-strategy to ``FORMATS``.)"""
+line is applied."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import UTC, datetime
@@ -206,3 +206,127 @@ def test_debs_files(tmp_path_factory, lines):
         else:
             assert not isinstance(event, cr.MalformedRecord), event
             assert event.ts == outcome
+
+
+# -- GraphTides ----------------------------------------------------------------------------
+
+_TIDES_VERTEX = {"CREATE_VERTEX": "add_vertex", "UPDATE_VERTEX": "message",
+                 "REMOVE_VERTEX": "remove_vertex"}  # fmt: skip
+_TIDES_EDGE = {"CREATE_EDGE": "add_edge", "UPDATE_EDGE": "update_edge",
+               "REMOVE_EDGE": "remove_edge"}  # fmt: skip
+_NAME = re.compile(r"[^\s,\-]+")
+
+tides_ids = st.one_of(
+    st.integers(0, 2**70).map(str),
+    st.sampled_from(["ada", "007", "-1", "", "a b", "١٢", "x-y", "7"]),
+)
+tides_payloads = st.one_of(
+    st.builds(
+        lambda t, extra: "{" + ", ".join([f'"ts": {t}', *extra]) + "}",
+        times,
+        st.lists(st.sampled_from(['"w": 3', '"name": "a,b"', '"ts": 2', '"x": null']), max_size=2),
+    ),
+    st.sampled_from(["", " ", "{}", "[1]", '{"ts": true}', '{"ts": "1"}', "{", '{"w": 1}']),
+    junk,
+)
+tides_good = st.builds(  # mostly well formed: the near misses are in the details
+    lambda c, a, b, t, extra: (
+        (f"{c},{a}-{b}," if c in _TIDES_EDGE else f"{c},{a},")
+        + "{"
+        + ", ".join([f'"ts": {t}', *extra])
+        + "}"
+    ),
+    st.sampled_from([*_TIDES_VERTEX, *_TIDES_EDGE]),
+    st.sampled_from(["1", "2", "ada", "007"]),
+    st.sampled_from(["3", "bob", "7", "2"]),
+    st.one_of(st.integers(0, 10**6), st.floats(0, 1e6)),
+    st.lists(st.sampled_from(['"w": 3', '"name": "a,b"']), max_size=1),
+)
+tides_lines = st.one_of(
+    tides_good,
+    tides_good,
+    st.builds(
+        lambda c, e, p: f"{c},{e},{p}",
+        st.sampled_from([*_TIDES_VERTEX, *_TIDES_EDGE, "MARKER", "SET_SPEED", "PAUSE", "NOPE"]),
+        st.one_of(tides_ids, st.builds(lambda a, b: f"{a}-{b}", tides_ids, tides_ids)),
+        tides_payloads,
+    ),
+    st.builds(lambda v: f"SET_SPEED,,{v}", times),
+    st.builds(lambda v: f"PAUSE,,{v}", times),
+    st.builds(",".join, st.lists(junk, max_size=4)),
+    st.sampled_from(["", "# a comment", "MARKER,m1,", "CREATE_VERTEX,1"]),
+)
+
+
+def _tides_id(text: str) -> int | str | None:
+    if text and text.isascii() and text.isdigit():
+        return int(text)
+    return text if _NAME.fullmatch(text) else None
+
+
+def _tides_object(text: str) -> dict | None:
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def tides_rule(line: str) -> tuple | str | None:
+    """GraphTides (``chronoray/tides.py``'s docstring, read independently):
+    ``COMMAND,ENTITY,PAYLOAD``; graph events become ``(kind, vertex, dst, ts, props)``,
+    markers and control events are skipped when read as updates, ``"bad"`` otherwise."""
+    if not line.strip() or line.startswith("#"):
+        return None
+    if line.count(",") < 2:
+        return "bad"
+    command, entity, payload = line.split(",", 2)
+    if command == "MARKER":
+        return None if _NAME.fullmatch(entity) and _tides_object(payload) is not None else "bad"
+    if command in ("SET_SPEED", "PAUSE"):
+        try:
+            value = float(payload)
+        except ValueError:
+            return "bad"
+        fine = math.isfinite(value) and value >= 0 and (command == "PAUSE" or value > 0)
+        return None if fine and not entity else "bad"
+    props = _tides_object(payload)
+    if props is None or command not in {**_TIDES_VERTEX, **_TIDES_EDGE} or "ts" not in props:
+        return "bad"
+    ts = props.pop("ts")
+    if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts) or ts < 0:
+        return "bad"
+    if command in _TIDES_VERTEX:
+        kind, vertex, dst = _TIDES_VERTEX[command], _tides_id(entity), None
+        if vertex is None:
+            return "bad"
+    else:
+        kind, ends = _TIDES_EDGE[command], entity.split("-")
+        if len(ends) != 2:
+            return "bad"
+        vertex, dst = _tides_id(ends[0]), _tides_id(ends[1])
+        if vertex is None or dst is None or vertex == dst:
+            return "bad"
+    if kind.startswith("remove") and props:
+        return "bad"
+    return kind, vertex, dst, ts, props
+
+
+@given(lines=st.lists(tides_lines, max_size=12))
+def test_graphtides_files(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("tides") / "fuzz.tides"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    want, bad_line = _expected(tides_rule, lines)
+    got = []
+    try:
+        for u in cr.GraphTidesSource(path).read():
+            got.append((u.offset, (u.kind.value, u.vertex, u.dst, u.ts, dict(u.props))))
+    except cr.MalformedRecord as exc:
+        assert bad_line is not None, f"refused a good file: {exc}"
+        assert (exc.line, exc.text) == (bad_line, lines[bad_line - 1])
+        assert f"{path}:{bad_line}" in str(exc) and exc.reason
+    else:
+        assert bad_line is None, f"line {bad_line} {lines[bad_line - 1]!r} accepted"
+    assert got == want
