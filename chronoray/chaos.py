@@ -462,7 +462,7 @@ def _kill_controller(graph: Any) -> str:
     from chronoray.testing import kill_controller
 
     pid = kill_controller(graph)
-    handle = ControllerHandle(_ray_get_actor(CONTROLLER_NAME, graph_namespace(graph.name)))
+    handle = ControllerHandle.named(CONTROLLER_NAME, graph_namespace(graph.name))
     _wait_new_pid(handle.pid, pid)
     return f"controller pid {pid}"
 
@@ -471,12 +471,6 @@ def _ray_get(ref: Any) -> Any:
     import ray
 
     return ray.get(ref, timeout=60)
-
-
-def _ray_get_actor(name: str, namespace: str) -> Any:
-    import ray
-
-    return ray.get_actor(name, namespace=namespace)
 
 
 def _wait_new_pid(ask: Any, killed: int, timeout: float = 300.0) -> None:
