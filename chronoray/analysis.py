@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from shards.watermark import show_date
 from snapshot.algorithms.csr import graph_size
 from snapshot.algorithms.engine import LOCAL_MAX_EDGES, EngineChoice
 
@@ -130,7 +131,8 @@ class AnalysisResult:
 
     @property
     def when(self) -> str:
-        """Which cut was analysed, in words (``t = ...``, a window, a clock cut)."""
+        """Which cut was analysed, in words (its time as an ISO 8601 date when it reads as Unix
+        seconds, a window, a clock cut)."""
         return _describe(self.snapshots)
 
     def describe(self) -> str:
@@ -499,9 +501,9 @@ ANALYSIS_NAMES: list[str] = list(ANALYSES)
 def _describe(snapshots: list[Snapshot]) -> str:
     meta = snapshots[-1].meta
     if len(snapshots) > 1:
-        return f"{len(snapshots)} cuts, t = {snapshots[0].meta.at:g} .. {meta.at:g}"
+        return f"{len(snapshots)} cuts, {show_date(snapshots[0].meta.at)} .. {show_date(meta.at)}"
     if meta.kind == "time":
-        return f"t = {meta.at:g}"
+        return show_date(meta.at)
     if meta.kind == "window":
         return f"window {meta.window}"
     return f"cut {meta.cut}"

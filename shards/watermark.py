@@ -40,12 +40,21 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Iterable
-from typing import Literal
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 from vertex.annotations import mark_module_api
 from vertex.records import Update
 
-__all__ = ["LATE_POLICIES", "LatePolicy", "OutOfOrder", "Released", "Reorder", "show_time"]
+__all__ = [
+    "LATE_POLICIES",
+    "LatePolicy",
+    "OutOfOrder",
+    "Released",
+    "Reorder",
+    "show_date",
+    "show_time",
+]
 
 LatePolicy = Literal["reject", "apply"]
 LATE_POLICIES: tuple[str, ...] = ("reject", "apply")
@@ -65,6 +74,25 @@ def show_time(t: float) -> str:
     if math.isfinite(t) and t == int(t):
         return str(int(t))
     return repr(float(t))
+
+
+DATES = (1e8, 4.1e9)  # Unix seconds shown as dates: 1973-03-03 .. 2099-12-01
+
+
+def show_date(t: Any) -> str:
+    """An event time for people: an ISO 8601 date (UTC, ``Z``) if it reads as Unix seconds
+    of 1973-2099, else the number as written in a stream.
+
+    >>> show_date(1082040961.0), show_date(1082040961.5), show_date(42.0), show_date("x")
+    ('2004-04-15T14:56:01Z', '2004-04-15T14:56:01.500Z', '42', 'x')
+    """
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        return str(t)
+    if not (math.isfinite(t) and DATES[0] <= t < DATES[1]):
+        return show_time(float(t))
+    when = datetime.fromtimestamp(t, tz=UTC)
+    text = when.isoformat(timespec="milliseconds" if t != int(t) else "seconds")
+    return text.replace("+00:00", "Z")
 
 
 class OutOfOrder(ValueError):

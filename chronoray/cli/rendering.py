@@ -13,17 +13,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import click
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
-from shards.watermark import show_time
+from shards.watermark import show_date, show_time
 
 __all__ = [
     "Column",
@@ -40,25 +38,8 @@ __all__ = [
 console = Console()
 err_console = Console(stderr=True)
 
-DATES = (1e8, 4.1e9)
 """Event times in this range (1973-03 to 2099-12, as Unix seconds) are shown as dates;
 others -- a data set's own small counters -- as the numbers they are."""
-
-
-def show_date(t: Any) -> str:
-    """An event time for people: an ISO 8601 date (UTC, ``Z``) if it reads as Unix seconds
-    of 1973-2099, else the number as written in a stream.
-
-    >>> show_date(1082040961.0), show_date(1082040961.5), show_date(42.0), show_date("x")
-    ('2004-04-15T14:56:01Z', '2004-04-15T14:56:01.500Z', '42', 'x')
-    """
-    if isinstance(t, bool) or not isinstance(t, int | float):
-        return str(t)
-    if not (math.isfinite(t) and DATES[0] <= t < DATES[1]):
-        return show_time(float(t))
-    when = datetime.fromtimestamp(t, tz=UTC)
-    text = when.isoformat(timespec="milliseconds" if t != int(t) else "seconds")
-    return text.replace("+00:00", "Z")
 
 
 def short(value: Any, width: int = 60) -> str:
