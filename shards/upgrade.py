@@ -54,6 +54,7 @@ from shards.codec import (
     value_payload,
 )
 from shards.logstore import LogBatch, LogCorrupted, LogLockedError, LogName, RocksLogStore
+from vertex.annotations import mark_module_api
 
 __all__ = ["UpgradeResult", "upgrade_shard_log"]
 
@@ -288,3 +289,6 @@ def _sync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+mark_module_api(globals())

@@ -25,7 +25,7 @@ ApiLevel = Literal["public", "developer"]
 PUBLIC: ApiLevel = "public"
 DEVELOPER: ApiLevel = "developer"
 
-_ATTRIBUTE = "__chronoray_api__"
+_LEVELS: dict[object, ApiLevel] = {}
 _NOTES: dict[ApiLevel, str] = {
     PUBLIC: "Public API: exported by ``import chronoray``; changed only after a deprecation.",
     DEVELOPER: (
@@ -36,22 +36,25 @@ _NOTES: dict[ApiLevel, str] = {
 
 
 def api_level(obj: object) -> ApiLevel | None:
-    """``"public"``, ``"developer"`` or None (not marked) for a class or function.
+    """``"public"``, ``"developer"`` or None (not marked) for a class or function (a
+    subclass does not inherit its base's mark).
 
     >>> from shards.clocks import VectorClock
     >>> api_level(VectorClock)
     'developer'
     """
-    level: ApiLevel | None = (
-        obj.__dict__.get(_ATTRIBUTE) if inspect.isclass(obj) else (getattr(obj, _ATTRIBUTE, None))
-    )
-    return level
+    try:
+        return _LEVELS.get(obj)
+    except TypeError:  # not hashable: not a class or function
+        return None
 
 
 def _mark(obj: Any, level: ApiLevel) -> None:
     if api_level(obj) == level:
         return
-    setattr(obj, _ATTRIBUTE, level)
+    # kept here, not as an attribute: a class attribute would become a member that
+    # isinstance() checks of a runtime-checkable Protocol (cr.Source, cr.Graph) require
+    _LEVELS[obj] = level
     doc = inspect.cleandoc(obj.__doc__ or "")
     for note in _NOTES.values():
         doc = doc.replace(f"\n\n{note}", "").replace(note, "")

@@ -65,3 +65,15 @@ def test_a_public_name_must_be_listed_in_all():
     namespace = {"__name__": "m", "__all__": ["f"], "f": lambda: None}
     with pytest.raises(ValueError, match="public names not in __all__: \\['g'\\]"):
         mark_module_api(namespace, public=["g"])
+
+
+def test_marks_leave_runtime_checkable_protocols_alone():
+    import chronoray as cr
+
+    class Mine:
+        name = "mine"
+
+        def read(self):
+            return iter(())
+
+    assert api_level(cr.Source) == PUBLIC and isinstance(Mine(), cr.Source)
