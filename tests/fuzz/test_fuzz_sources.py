@@ -102,14 +102,24 @@ def _expected(rule, lines):
 
 def _check_source(tmp_path, fmt: str, lines: list[str]) -> None:
     make, rule, _ = FORMATS[fmt]
-    path = tmp_path / f"fuzz.{fmt}"
+
+    def seen(u):
+        props = (u.props["weight"],) if fmt == "csv" else ()
+        return u.vertex, u.dst, u.ts, *props
+
+    _check_read(tmp_path / f"fuzz.{fmt}", lines, make, rule, seen)
+
+
+def _check_read(path, lines: list[str], make, rule, seen) -> None:
+    """``make(path).read()`` of ``lines`` gives ``seen(update)`` for exactly the updates
+    ``rule`` accepts up to the first bad line, and there a :class:`MalformedRecord`
+    naming the file, the line and its text."""
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     want, bad_line = _expected(rule, lines)
     got = []
     try:
         for u in make(path).read():
-            props = (u.props["weight"],) if fmt == "csv" else ()
-            got.append((u.offset, (u.vertex, u.dst, u.ts, *props)))
+            got.append((u.offset, seen(u)))
     except cr.MalformedRecord as exc:
         assert bad_line is not None, f"refused a good file: {exc}"
         assert (exc.line, exc.text) == (bad_line, lines[bad_line - 1])
@@ -317,16 +327,10 @@ def tides_rule(line: str) -> tuple | str | None:
 @given(lines=st.lists(tides_lines, max_size=12))
 def test_graphtides_files(tmp_path_factory, lines):
     path = tmp_path_factory.mktemp("tides") / "fuzz.tides"
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    want, bad_line = _expected(tides_rule, lines)
-    got = []
-    try:
-        for u in cr.GraphTidesSource(path).read():
-            got.append((u.offset, (u.kind.value, u.vertex, u.dst, u.ts, dict(u.props))))
-    except cr.MalformedRecord as exc:
-        assert bad_line is not None, f"refused a good file: {exc}"
-        assert (exc.line, exc.text) == (bad_line, lines[bad_line - 1])
-        assert f"{path}:{bad_line}" in str(exc) and exc.reason
-    else:
-        assert bad_line is None, f"line {bad_line} {lines[bad_line - 1]!r} accepted"
-    assert got == want
+    _check_read(
+        path,
+        lines,
+        cr.GraphTidesSource,
+        tides_rule,
+        lambda u: (u.kind.value, u.vertex, u.dst, u.ts, dict(u.props)),
+    )
