@@ -238,6 +238,7 @@ class _Python:
             pass_fds=(write,),
             text=True,
             start_new_session=True,
+            preexec_fn=_default_interrupt,
         )
         os.close(write)
         self._replies = os.fdopen(read)
@@ -260,6 +261,13 @@ class _Python:
         _stop(self._proc, grace=120.0, first=None)
         self._replies.close()
         self._log.close()
+
+
+def _default_interrupt() -> None:
+    """In a block's process before it runs: Ctrl-C (SIGINT) does what it does in a
+    terminal. A runner started by a process that ignores SIGINT (a pytest-xdist worker)
+    would pass the ignoring on, and a shell cannot trap a signal ignored on entry."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _stop(proc: subprocess.Popen[str], grace: float, first: int | None) -> None:
@@ -289,6 +297,7 @@ def _shell(block: Block, command: str, cwd: Path, env: dict[str, str]) -> tuple[
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=_default_interrupt,
     )
     try:
         output, _ = proc.communicate(timeout=block.timeout)
@@ -437,6 +446,7 @@ def _background(block: Block, root: Path, env: dict[str, str]) -> subprocess.Pop
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
+            preexec_fn=_default_interrupt,
         )
     until = block.background_until or ""
     deadline = time.monotonic() + block.timeout

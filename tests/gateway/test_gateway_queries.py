@@ -14,6 +14,7 @@ import chronoray as cr
 from chronoray.datasets import collegemsg_path
 from chronoray.errors import GatewayError
 from chronoray.testing import oracle_graph, pair_counts_between
+from shards.watermark import show_date
 from tests.gateway.gateway_helpers import TOKEN, client, served_graph
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -155,6 +156,6 @@ def test_a_spark_analysis_on_a_past_cut(queried, college, spark):
     assert summary.columns == ["vertex", "in_degree", "out_degree"] and len(summary.top) == 5
     top = max(oracle, key=lambda v: (oracle.in_degree(v), -v))
     assert summary.top[0] == (top, oracle.in_degree(top), oracle.out_degree(top))
-    assert summary.description == f"degrees at t = {_AT:g}"
+    assert summary.description == f"degrees at {show_date(_AT)}"
     assert any(p.endswith("degrees.png") for p in summary.paths)
     assert isinstance(oracle, nx.DiGraph)
