@@ -37,6 +37,8 @@ def test_crashes_of_the_coordinator_in_process_leave_every_cut_exact():
 
 
 @pytest.mark.ray
+@pytest.mark.long  # flaky: its kills are timed, and a fast ingest can end after one controller
+# kill (seen 2026-11-27); the suite's chaos run kills the controller by schedule meanwhile
 def test_kills_of_controller_shard_and_source_processes_on_ray_leave_every_cut_exact(
     ray_session, tmp_path
 ):
