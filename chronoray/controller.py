@@ -107,8 +107,8 @@ class ControllerState:
     """What a restarted controller needs from its previous instance (``STATE_FILE``):
     the open sources with their floors, the token each was opened with and its source
     actor's name, how ended sources ended, a bound above every number given to the
-    shards, when the graph was created, and per gateway source the last offset (and its
-    time) acknowledged to its client (:meth:`GraphController.source_acked`)."""
+    shards, when the graph was created, and per gateway source the last offset
+    acknowledged to its client (:meth:`GraphController.source_acked`)."""
 
     created: float
     floors: dict[str, float] = field(default_factory=dict)
@@ -116,7 +116,7 @@ class ControllerState:
     actors: dict[str, str] = field(default_factory=dict)
     finals: dict[str, SourceFinal] = field(default_factory=dict)
     seq: int = 0
-    acked: dict[str, tuple[int, float]] = field(default_factory=dict)
+    acked: dict[str, int] = field(default_factory=dict)
 
 
 def read_state(path: Path) -> ControllerState | None:
@@ -365,16 +365,16 @@ class GraphController:
         if handle is not None:
             ray.kill(handle, no_restart=True)
 
-    async def source_acked(self, name: str, offset: int, at: float) -> None:
+    async def source_acked(self, name: str, offset: int) -> None:
         """Source ``name``'s client was told that every shard logged its records through
-        ``offset`` (the latest at time ``at``): kept (state file) before the caller tells it,
-        so a reopened stream resumes after it (:meth:`acked`), never before."""
-        self._kept.acked[name] = (offset, at)
+        ``offset``: kept (state file) before the caller tells it, so a reopened stream
+        resumes after it (:meth:`acked`), never before."""
+        self._kept.acked[name] = offset
         self._keep()
 
-    async def acked(self, name: str) -> tuple[int, float] | None:
-        """The last ``(offset, time)`` acknowledged to source ``name``'s client (``None``:
-        never acknowledged one)."""
+    async def acked(self, name: str) -> int | None:
+        """The last offset acknowledged to source ``name``'s client (``None``: never
+        acknowledged one)."""
         return self._kept.acked.get(name)
 
     async def sources(self) -> dict[str, Any]:

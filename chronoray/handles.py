@@ -182,11 +182,11 @@ class ControllerHandle:
     def close_source(self, name: str, final: SourceFinal) -> None:
         self._ask("close_source", name, final)
 
-    def source_acked(self, name: str, offset: int, at: float) -> None:
-        self._ask("source_acked", name, offset, at)
+    def source_acked(self, name: str, offset: int) -> None:
+        self._ask("source_acked", name, offset)
 
-    def acked(self, name: str) -> tuple[int, float] | None:
-        acked: tuple[int, float] | None = self._ask("acked", name)
+    def acked(self, name: str) -> int | None:
+        acked: int | None = self._ask("acked", name)
         return acked
 
     def sources(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["VertexId", "UpdateKind", "Update"]
@@ -107,7 +107,7 @@ class Update:
         return stamped
 
 
-_FIELDS = ("kind", "vertex", "ts", "dst", "props", "vertex_type")
+_FIELDS = tuple(f.name for f in fields(Update) if f.name not in ("source", "offset"))
 
 
 def _check_time(value: object) -> None:

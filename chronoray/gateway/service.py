@@ -206,7 +206,7 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                         pump.run(fresh, _no_tick)  # returns once every update is logged
                     last = updates[-1].offset
                     if fresh:  # kept before the client is told (a reopen resumes after it)
-                        pump.controller.source_acked(source, last, fresh[-1].ts)
+                        pump.controller.source_acked(source, last)
                     self.counters.acked(len(updates))
                     ack = pb.IngestAck(
                         batch=number,
@@ -226,10 +226,10 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
         time = max((s.times.get(channel, -math.inf) for s in shards), default=-math.inf)
         acked = pump.controller.acked(source)
         if acked is None and fed == 0:  # a new source: from now on its acks are kept
-            pump.controller.source_acked(source, 0, -math.inf)
-            acked = (0, -math.inf)
+            pump.controller.source_acked(source, 0)
+            acked = 0
         # fed by something that kept no acks (a file of that name): held to all it fed
-        return _SourcePast(fed if acked is None else acked[0], fed, time)
+        return _SourcePast(fed if acked is None else acked, fed, time)
 
     def _updates(self, request: pb.IngestRequest, source: str, last: int) -> list[Update]:
         """The checked updates of one batch (offsets strictly after ``last``)."""
