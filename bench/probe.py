@@ -277,7 +277,39 @@ def memory(vertices: int, edges: int) -> dict[str, Any]:
     }
 
 
+def source_side(file: str, fmt: str, shards: int, halves: bool, batch_size: int) -> dict[str, Any]:
+    """What a source does before anything reaches a shard, as a source actor does it:
+    check the file's time order, read it, and route its updates into shard batches (each
+    batch acknowledged at once, so nothing piles up). Columns where the tree has them
+    (``read_columns`` / ``SourceFeed.offer_columns``), else rows."""
+    import chronoray.sources as sources
+    from shards.feed import SourceFeed
+
+    source = sources.open_source(file, fmt)  # type: ignore[arg-type]
+    read = getattr(sources, "read_columns", sources.read_updates)
+    started, cpu = time.perf_counter(), time.process_time()
+    sources.check_order(source)
+    feed = SourceFeed(source.name, shards, batch_size, halves=halves)
+    offer_columns = getattr(feed, "offer_columns", None)
+    updates, _ = read(source)
+    items = 0
+    for item in updates:
+        if isinstance(item, sources.Update):
+            out = feed.offer(item)
+        else:
+            out = offer_columns(item)  # type: ignore[misc]
+            assert out is not None
+        for shard, batch in out:
+            items += len(batch.items)
+            feed.ack(shard, batch.items[-1][0])
+    for shard, batch in feed.end():
+        items += len(batch.items)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"updates": feed.read, "items": items, "seconds": seconds, "cpu_seconds": cpu}
+
+
 TASKS = {
+    "source_side": source_side,
     "ring": ring,
     "core_ingest": core_ingest,
     "build_log": build_log,

@@ -36,7 +36,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -55,7 +55,7 @@ from chronoray.sources import (
     Source,
     check_order,
     late_record,
-    read_updates,
+    read_columns,
 )
 from shards.coordinator import (
     DEFAULT_IDLE_TIMEOUT,
@@ -70,6 +70,7 @@ from shards.progress import Progress, Reporter, progress_reporter
 from shards.watermark import LatePolicy, show_time
 from shards.worker import ACTOR_ERRORS
 from vertex.annotations import mark_module_api
+from vertex.columns import UpdateBatch
 from vertex.records import Update
 
 __all__ = [
@@ -225,15 +226,21 @@ class FeedPump:
         self.waiting = text
 
     def run(
-        self, updates: Iterable[Update | None], tick: Callable[[int], None], *, end: bool = False
+        self,
+        updates: Iterable[Update | UpdateBatch | None],
+        tick: Callable[[int], None],
+        *,
+        end: bool = False,
     ) -> None:
-        """Feed every update, then send what is buffered and wait until the shards
-        applied all of it; ``end``: these are the source's last updates -- what the
-        reordering still holds is released too, and the source promises nothing more
-        (without it, ``run`` can be called again with the next updates). ``None`` among
+        """Feed every update (or batch of them, as columns), then send what is buffered
+        and wait until the shards applied all of it; ``end``: these are the source's last
+        updates -- what the reordering still holds is released too, and the source
+        promises nothing more (without it, ``run`` can be called again with the next
+        updates). ``None`` among
         the updates: nothing to read now (the source is idle meanwhile)."""
         self._watching()
         self._reading = True
+        next_tick = self.feed.read + 1000
         try:
             for update in updates:
                 if update is None:
@@ -241,9 +248,13 @@ class FeedPump:
                     continue
                 with self.lock:
                     self._last_read = time.monotonic()
-                    self._send_all(self.feed.offer(update))
-                if self.feed.read % 1000 == 0:
+                    if isinstance(update, UpdateBatch):
+                        self._offer_columns(update)
+                    else:
+                        self._send_all(self.feed.offer(update))
+                if self.feed.read >= next_tick:
                     tick(self.feed.read)
+                    next_tick = self.feed.read - self.feed.read % 1000 + 1000
         finally:  # also at a bad record: what came before it is applied in full
             self._reading = False
             with self.lock:
@@ -252,6 +263,15 @@ class FeedPump:
             if end:
                 self.close()
             tick(self.feed.read)
+
+    def _offer_columns(self, batch: UpdateBatch) -> None:
+        """Offer a batch as columns, or row by row where the feed cannot take it whole."""
+        out = self.feed.offer_columns(batch)
+        if out is not None:
+            self._send_all(out)
+            return
+        for update in batch.updates():
+            self._send_all(self.feed.offer(update))
 
     def close(self) -> None:
         """Stop the watchdog (the source is done)."""
@@ -486,8 +506,7 @@ def feed_source(
     if writer is not None:
         where = str(getattr(source, "where", source.name))
         feed.reorder.on_late = lambda u, w: writer.write(late_record(u, w, where))
-    updates: Iterator[Update]
-    updates, read_stats = read_updates(source, on_error=on_error, rejects=rejects)
+    updates, read_stats = read_columns(source, on_error=on_error, rejects=rejects)
     error: MalformedRecord | OutOfOrder | None = None
     reading = False
     try:

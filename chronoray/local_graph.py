@@ -22,7 +22,7 @@ from chronoray.deploy import shard_log_path
 from chronoray.ingest import FinishedJob, IngestJob, IngestReport, ingest_reporter, report_of
 from chronoray.manifest import Manifest
 from chronoray.options import IngestOptions
-from chronoray.sources import RejectWriter, Source, check_order, late_record, read_updates
+from chronoray.sources import RejectWriter, Source, check_order, late_record, read_columns
 from ephemeral.computation import Computation
 from ephemeral.live import Index, LiveComputation, Subscription
 from ephemeral.local import LiveLocalRuntime
@@ -31,6 +31,7 @@ from shards.logstore import LogStore, RocksLogStore
 from shards.protocol import ShardStats
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_local_snapshot
 from vertex.annotations import mark_module_api
+from vertex.columns import UpdateBatch
 from vertex.model import VertexTypes
 from vertex.records import Update, VertexId
 
@@ -88,7 +89,7 @@ class LocalGraph:
         started = time.perf_counter()
         rejects = options.rejects_path
         reads = {
-            s.name: read_updates(s, on_error=options.on_error, rejects=rejects) for s in sources
+            s.name: read_columns(s, on_error=options.on_error, rejects=rejects) for s in sources
         }
         by_name = {s.name: s for s in sources}
         writer = RejectWriter(rejects) if rejects is not None else None
@@ -244,13 +245,16 @@ def _logged(store: LogStore | None) -> LogStore:
 
 
 def _ticking(
-    updates: Iterable[Update | None], read: list[int], bar: Callable[[dict[str, Any]], None]
-) -> Iterator[Update | None]:
+    updates: Iterable[Update | UpdateBatch | None],
+    read: list[int],
+    bar: Callable[[dict[str, Any]], None],
+) -> Iterator[Update | UpdateBatch | None]:
     """``updates``, counting them into ``read[0]`` and telling ``bar`` every thousand."""
     for update in updates:
         if update is not None:
-            read[0] += 1
-            if read[0] % 1000 == 0:
+            before = read[0]
+            read[0] += len(update) if isinstance(update, UpdateBatch) else 1
+            if read[0] // 1000 > before // 1000:
                 bar({"read": read[0]})
         yield update
 

@@ -50,6 +50,7 @@ import contextlib
 import errno
 import hashlib
 import heapq
+import io
 import math
 import os
 import pickle
@@ -58,9 +59,14 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import IO, Literal, Protocol, runtime_checkable
+from typing import IO, Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from shards.watermark import OutOfOrder, show_time
+from vertex.columns import UpdateBatch
 from vertex.records import Update, UpdateKind
 
 __all__ = [
@@ -77,6 +83,7 @@ __all__ = [
     "check_order",
     "late_record",
     "open_source",
+    "read_columns",
     "read_updates",
 ]
 
@@ -216,11 +223,65 @@ def _check_id(field: bytes, what: str) -> str | None:
     return f"{what} id is not an integer: {_show(field)}"
 
 
+# -- columns: the file read in chunks, lines parsed by Arrow kernels --------------------------
+
+_CHUNK_BYTES = 1 << 22  # bytes of whole lines parsed at once
+
+
+def _chunks(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """``(first line number, whole lines, ends with a newline)`` of the file, in order,
+    each chunk about :data:`_CHUNK_BYTES` (the file's last line may lack its newline)."""
+    lineno, rest = 1, b""
+    with open(path, "rb") as f:
+        while True:
+            data = f.read(_CHUNK_BYTES)
+            if not data:
+                if rest:
+                    yield lineno, rest, False
+                return
+            data = rest + data if rest else data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            chunk, rest = data[:cut], data[cut:]
+            yield lineno, chunk, True
+            lineno += chunk.count(b"\n")
+
+
+def _ints(fields: pa.StructArray, name: str, rows: np.ndarray) -> np.ndarray:
+    """Field ``name`` of the matched ``rows`` as int64 (``ArrowInvalid`` beyond int64)."""
+    column = fields.field(name).take(pa.array(rows))
+    return pc.cast(column, pa.int64()).to_numpy()  # type: ignore[no-any-return]
+
+
+def _disorder(
+    batch: UpdateBatch, latest: float, floor: float, applied: int
+) -> tuple[int, float, float, bool] | None:
+    """The first row of ``batch`` below the largest time before it (``latest`` before the
+    batch) or, past line ``applied``, below ``floor``: ``(line, time, the time it went back
+    from, whether that is the floor)``; ``None`` if there is none."""
+    ts = batch.column("time")
+    offsets = batch.column("offset")
+    before = np.maximum.accumulate(np.concatenate(([latest], ts[:-1].astype(np.float64))))
+    threshold = np.where(offsets > applied, np.maximum(before, floor), before)
+    bad = ts < threshold
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    previous = latest if i == 0 else batch.table.column("time")[i - 1].as_py()
+    below = bool(offsets[i] > applied) and floor > before[i]
+    line = int(offsets[i])
+    return line, batch.table.column("time")[i].as_py(), floor if below else previous, below
+
+
 # -- SNAP ---------------------------------------------------------------------------------
 
 # Fast path: one regex per line; anything it does not match goes through _snap_slow, which
 # is the authoritative parser (it accepts what the regex misses and names every problem).
 _SNAP_LINE = re.compile(rb"[ \t]*(-?[0-9]+)[ \t]+(-?[0-9]+)[ \t]+([0-9]+)[ \t]*\r?\n?")
+# the same pattern for Arrow's kernels (RE2, one line without its newline, named groups)
+_SNAP_COLUMNS = r"^[ \t]*(?P<src>-?[0-9]+)[ \t]+(?P<dst>-?[0-9]+)[ \t]+(?P<ts>[0-9]+)[ \t]*\r?$"
 
 
 def _snap_slow(raw: bytes) -> tuple[int, int, int] | str | None:
@@ -272,25 +333,73 @@ class _FileSource(_RecordSource):
     def first_disorder(self, floor: float = -math.inf, applied: int = 0) -> OutOfOrder | None:
         """The first line whose time is below one before it (or, after line ``applied``,
         below ``floor``), as the refusal to raise; ``None`` if the file is in time order.
-        Reads only the time of each line (malformed lines are left to :meth:`records`)."""
-        match, to_time = self._line.fullmatch, self._time
-        latest, below_floor = -math.inf, False
-        with open(self.path, "rb") as f:
-            for lineno, raw in enumerate(f, 1):
-                if lineno > applied and latest < floor:  # what the graph holds already
-                    latest, below_floor = floor, True
-                m = match(raw)
-                if m is None:
-                    record = next(iter(self._parse(raw, lineno)), None)
-                    if not isinstance(record, Update):
-                        continue
-                    ts: float = record.ts
-                else:
-                    ts = to_time(m.groups()[-1])
-                if ts < latest:
-                    return OutOfOrder(self._where, lineno, ts, latest, below_floor)
-                latest, below_floor = ts, False
+        Malformed lines are left to :meth:`records`; the times are compared as columns."""
+        latest: float = -math.inf
+        for item in self.batches():
+            if isinstance(item, UpdateBatch):
+                found = _disorder(item, latest, floor, applied)
+                if found is not None:
+                    return OutOfOrder(self._where, *found)
+                latest = item.table.column("time")[-1].as_py()
+            elif isinstance(item, Update):
+                threshold = max(latest, floor) if item.offset > applied else latest
+                if item.ts < threshold:
+                    below = item.offset > applied and floor > latest
+                    return OutOfOrder(self._where, item.offset, item.ts, threshold, below)
+                latest = item.ts
         return None
+
+    def batches(self) -> Iterator[UpdateBatch | Update | MalformedRecord]:
+        """The file's outcomes as :meth:`records` gives them, in file order, with runs of
+        good lines as :class:`~vertex.columns.UpdateBatch` es parsed by Arrow kernels: a
+        chunk of lines is split, matched against the fast pattern and cast as columns;
+        a line the pattern misses goes through the authoritative row parser (its update,
+        its :class:`MalformedRecord` or nothing), and a chunk the kernels cannot take
+        whole (invalid UTF-8, an id beyond int64) is read row by row. Memory is bounded
+        by one chunk."""
+        for lineno, chunk, complete in _chunks(self.path):
+            try:
+                yield from self._chunk_batches(chunk, lineno, complete)
+            except (pa.ArrowInvalid, UnicodeDecodeError):
+                yield from self._chunk_records(chunk, lineno)
+
+    def _chunk_records(self, chunk: bytes, lineno: int) -> Iterator[Update | MalformedRecord]:
+        """A chunk's outcomes through the row parser."""
+        for n, raw in enumerate(io.BytesIO(chunk), lineno):
+            yield from self._parse(raw, n)
+
+    def _chunk_batches(
+        self, chunk: bytes, lineno: int, complete: bool
+    ) -> Iterator[UpdateBatch | Update | MalformedRecord]:
+        lines = pc.split_pattern(pa.array([chunk], pa.binary()), b"\n").flatten()
+        if complete:  # the chunk ends with a newline: drop the empty piece after it
+            lines = lines.slice(0, len(lines) - 1)
+        text = lines.cast(pa.string())  # raises ArrowInvalid on invalid UTF-8
+        fields = pc.extract_regex(text, self._columns_pattern)
+        good = fields.is_valid().to_numpy(zero_copy_only=False)
+        rows, batch = self._columns(fields, good, lineno)
+        odd = np.flatnonzero(~good)
+        start = 0
+        for j in odd.tolist():
+            cut = int(np.searchsorted(rows, j))
+            if cut > start:
+                yield batch.slice(start, cut)
+            start = cut
+            raw = lines[j].as_py()
+            yield from self._parse(
+                raw + b"\n" if complete or j < len(lines) - 1 else raw, lineno + j
+            )
+        if len(rows) > start:
+            yield batch.slice(start)
+
+    _columns_pattern: str  # the fast pattern for Arrow (RE2), named groups
+
+    def _columns(
+        self, fields: pa.StructArray, good: np.ndarray, lineno: int
+    ) -> tuple[np.ndarray, UpdateBatch]:
+        """The rows the pattern matched (indices into the chunk's lines; ``good`` may be
+        narrowed by value checks) and their batch."""
+        raise NotImplementedError
 
     def _parse(self, raw: bytes, lineno: int) -> list[Update | MalformedRecord]:
         raise NotImplementedError
@@ -308,6 +417,14 @@ class SnapEdgeSource(_FileSource):
 
     _line = _SNAP_LINE
     _time = int
+    _columns_pattern = _SNAP_COLUMNS
+
+    def _columns(
+        self, fields: pa.StructArray, good: np.ndarray, lineno: int
+    ) -> tuple[np.ndarray, UpdateBatch]:
+        rows = np.flatnonzero(good)
+        src, dst, ts = (_ints(fields, name, rows) for name in ("src", "dst", "ts"))
+        return rows, UpdateBatch.edges(self.name, src, dst, ts, rows + lineno)
 
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
@@ -336,6 +453,10 @@ class SnapEdgeSource(_FileSource):
 
 _CSV_LINE = re.compile(
     rb"(-?[0-9]+),(-?[0-9]+),([+-]?[0-9]+),([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\r?\n?"
+)
+_CSV_COLUMNS = (
+    r"^(?P<src>-?[0-9]+),(?P<dst>-?[0-9]+),(?P<rating>[+-]?[0-9]+),"
+    r"(?P<ts>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\r?$"
 )
 _RATING = re.compile(rb"[+-]?[0-9]+")
 _RATING_MIN, _RATING_MAX = -10, 10
@@ -383,6 +504,22 @@ class BitcoinCsvSource(_FileSource):
 
     _line = _CSV_LINE
     _time = float
+    _columns_pattern = _CSV_COLUMNS
+
+    def _columns(
+        self, fields: pa.StructArray, good: np.ndarray, lineno: int
+    ) -> tuple[np.ndarray, UpdateBatch]:
+        rows = np.flatnonzero(good)
+        rating_text = pc.utf8_ltrim(fields.field("rating").take(pa.array(rows)), "+")
+        rating = pc.cast(rating_text, pa.int64()).to_numpy()
+        ts = pc.cast(fields.field("ts").take(pa.array(rows)), pa.float64()).to_numpy()
+        ok = (rating >= _RATING_MIN) & (rating <= _RATING_MAX) & np.isfinite(ts)
+        if not ok.all():  # the row parser names what is wrong with these lines
+            good[rows[~ok]] = False
+            rows, rating, ts = rows[ok], rating[ok], ts[ok]
+        src, dst = (_ints(fields, name, rows) for name in ("src", "dst"))
+        props = {"weight": rating}
+        return rows, UpdateBatch.edges(self.name, src, dst, ts, rows + lineno, props)
 
     def records(self) -> Iterator[Update | MalformedRecord]:
         """Each line's outcome in file order, continuing after bad lines."""
@@ -808,12 +945,46 @@ def read_updates(
     return _from_read(source, stats), stats
 
 
+_ROWS = 8192  # rows of a batch handed on at once (memory and progress stay fine-grained)
+
+
+def read_columns(
+    source: Source,
+    on_error: Literal["raise", "skip"] = "raise",
+    rejects: str | os.PathLike[str] | None = None,
+) -> tuple[Iterator[UpdateBatch | Update | None], ReadStats]:
+    """:func:`read_updates`, with runs of good records as
+    :class:`~vertex.columns.UpdateBatch` es of at most :data:`_ROWS` rows where the source
+    reads columns (a ``batches()`` method, as the file sources have); other sources give
+    their updates one by one, as :func:`read_updates` does. The same updates, errors,
+    rejects and counters, in the same order."""
+    batches = getattr(source, "batches", None)
+    if not callable(batches):
+        return read_updates(source, on_error, rejects)
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    stats = ReadStats()
+    writer = RejectWriter(rejects) if rejects is not None and on_error == "skip" else None
+    return _from_records(_sliced(batches()), on_error == "skip", writer, stats), stats
+
+
+def _sliced(
+    items: Iterator[UpdateBatch | Update | MalformedRecord],
+) -> Iterator[UpdateBatch | Update | MalformedRecord]:
+    """``items`` with every batch cut into slices of at most :data:`_ROWS` rows."""
+    for item in items:
+        if isinstance(item, UpdateBatch) and len(item) > _ROWS:
+            yield from (item.slice(i, i + _ROWS) for i in range(0, len(item), _ROWS))
+        else:
+            yield item
+
+
 def _from_records(
-    records: Iterator[Update | MalformedRecord | None],
+    records: Iterator[UpdateBatch | Update | MalformedRecord | None],
     skip: bool,
     writer: RejectWriter | None,
     stats: ReadStats,
-) -> Iterator[Update]:
+) -> Iterator[Any]:
     try:
         for record in records:
             if record is None:  # nothing to read now: the feed times out idle meanwhile
@@ -826,8 +997,12 @@ def _from_records(
                 if writer is not None:
                     writer.write(record)
                 continue
-            stats.read += 1
-            stats.last_offset = record.offset
+            if isinstance(record, UpdateBatch):
+                stats.read += len(record)
+                stats.last_offset = record.last_offset
+            else:
+                stats.read += 1
+                stats.last_offset = record.offset
             yield record
     finally:
         close = getattr(records, "close", None)

@@ -51,19 +51,24 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
-from shards.codec import K_IN_EDGE, Message, owner_message, target_message
+import numpy as np
+
+from shards.codec import K_IN_EDGE, K_UPDATE, Message, owner_message, target_message
 from shards.coordinator import Promise, source_channel
 from shards.core import Batch
-from shards.routing import shard_of
+from shards.routing import shard_of, shards_of
 from shards.watermark import LatePolicy, OutOfOrder, Released, Reorder
 from vertex.annotations import mark_module_api
+from vertex.columns import UpdateBatch
 from vertex.records import Update, UpdateKind
 
 __all__ = ["OpenBatch", "OutOfOrder", "SourceFeed"]
 
 _ADD, _SET, _REMOVE = UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE
 _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
+_ADD_VALUE = _ADD.value
 
 
 @dataclass(slots=True)
@@ -171,6 +176,94 @@ class SourceFeed:
             self._held.extend(released)
             return []
         return self._route(released)
+
+    def offer_columns(self, batch: UpdateBatch) -> list[tuple[int, Batch]] | None:
+        """Take the next updates of the source as columns; returns the batches now full,
+        as :meth:`offer` would for the same updates one by one -- the same items, the same
+        batch boundaries, the same order -- or ``None`` when the columns cannot be taken
+        as a whole, and nothing was taken: offer ``batch.updates()`` one by one instead
+        (the row path is the definition; it also raises its errors).
+
+        Taken as columns: ``add_edge`` rows of this source in time order, with increasing
+        offsets, and no allowed lateness, barrier or resume in the way. Positions, the
+        watermark, the owners' and targets' shards (:func:`~shards.routing.shards_of`) and
+        the batch boundaries are computed on arrays; only the messages the shards read are
+        built per row (in comprehensions, no call per row)."""
+        times, offsets = batch.column("time"), batch.column("offset")
+        if not self._takes_columns(batch, times, offsets):
+            return None
+        n = len(batch)
+        last_ts = batch.table.column("time")[-1].as_py()
+        reorder = self.reorder
+        reorder.max_seen = max(reorder.max_seen, last_ts)
+        reorder.watermark = max(reorder.watermark, last_ts)
+        self.read += n
+        self.released += n
+        self._last_offset = self._position = int(offsets[-1])
+        vertex, dst = batch.values("vertex"), batch.values("dst")
+        props, ts = batch.prop_dicts(), batch.values("time")
+        owner = [
+            (K_UPDATE, v, None, (_ADD_VALUE, d, p, None), t)
+            for v, d, p, t in zip(vertex, dst, props, ts, strict=True)
+        ]
+        shards = shards_of(batch.column("vertex"), self.num_shards)
+        if not self.halves:
+            return self._columns_out(shards, offsets, owner, np.zeros(n, np.int8))
+        target = [
+            (K_IN_EDGE, d, v, (_ADD_VALUE, p), t)
+            for v, d, p, t in zip(vertex, dst, props, ts, strict=True)
+        ]
+        targets = shards_of(batch.column("dst"), self.num_shards)
+        halves = np.concatenate((np.zeros(n, np.int8), np.ones(n, np.int8)))
+        return self._columns_out(
+            np.concatenate((shards, targets)), np.tile(offsets, 2), owner + target, halves
+        )
+
+    def _takes_columns(self, batch: UpdateBatch, times: np.ndarray, offsets: np.ndarray) -> bool:
+        """Whether :meth:`offer_columns` can take ``batch`` whole (see there)."""
+        if not len(batch) or batch.source != self.source or not self.offsets_increase:
+            return False
+        if self._held or self.barrier is not None or self.reorder.allowed_lateness is not None:
+            return False
+        if offsets[0] <= self._last_offset or (self._resuming and offsets[0] <= max(self._start)):
+            return False
+        if len(batch) > 1 and not ((np.diff(offsets) > 0).all() and (np.diff(times) >= 0).all()):
+            return False
+        return bool(times[0] >= self.reorder.watermark) and batch.only_edges_added
+
+    def _columns_out(
+        self,
+        shards: np.ndarray,
+        positions: np.ndarray,
+        messages: Sequence[Message],
+        half: np.ndarray,
+    ) -> list[tuple[int, Batch]]:
+        """Route items (``shards``, ``positions``, ``messages``; ``half`` 1 for a target's
+        half) to the buffers in position order, owner's half first; seal a buffer after
+        the update that fills it (both halves of an update stay in one batch)."""
+        order = np.lexsort((half, positions, shards))
+        shards, positions, half = shards[order], positions[order], half[order]
+        taken = itemgetter(*order.tolist())(messages) if len(order) > 1 else [messages[order[0]]]
+        items = list(zip(positions.tolist(), taken, strict=True))
+        bounds = np.searchsorted(shards, np.arange(self.num_shards + 1))
+        sealed: list[tuple[int, int, int, Batch]] = []
+        for shard in range(self.num_shards):
+            lo, hi = int(bounds[shard]), int(bounds[shard + 1])
+            if lo == hi:
+                continue
+            buffer = self._buffers[shard]
+            while True:
+                last = lo + self.batch_size - len(buffer) - 1  # the item that fills it
+                if last >= hi:
+                    break
+                if last + 1 < hi and positions[last + 1] == positions[last]:
+                    last += 1  # the update's other half comes along
+                buffer.extend(items[lo : last + 1])
+                sealed.append((int(positions[last]), -int(half[last]), shard, self._seal(shard)))
+                buffer, lo = self._buffers[shard], last + 1
+            buffer.extend(items[lo:hi])
+        sealed.sort(key=lambda s: (s[0], s[1]))  # as the row path seals: by update, target first
+        return [(shard, b) for _, _, shard, b in sealed]
 
     def out_of_order(self, updates: Iterable[Update]) -> OutOfOrder | None:
         """The :class:`~shards.watermark.OutOfOrder` that :meth:`offer` would raise for one

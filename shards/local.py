@@ -43,6 +43,7 @@ from shards.logstore import LogStore, MemoryLogStore
 from shards.routing import shard_of
 from shards.watermark import LatePolicy
 from vertex.annotations import mark_module_api
+from vertex.columns import UpdateBatch
 from vertex.model import VertexTypes
 from vertex.records import Update, VertexId
 
@@ -60,8 +61,8 @@ class _Running:
     """A source being fed: its feed, what is left to read, and how to read it again."""
 
     feed: SourceFeed
-    stream: Iterator[Update | None]
-    updates: Iterable[Update | None]
+    stream: Iterator[Update | UpdateBatch | None]
+    updates: Iterable[Update | UpdateBatch | None]
     options: dict[str, Any]
     last_read: float
     idle_timeout: float
@@ -128,7 +129,7 @@ class LocalRuntime:
 
     def ingest(
         self,
-        updates: Iterable[Update | None],
+        updates: Iterable[Update | UpdateBatch | None],
         source: str = "iterable",
         *,
         allowed_lateness: float | None = None,
@@ -160,7 +161,7 @@ class LocalRuntime:
 
     def ingest_many(
         self,
-        sources: Mapping[str, Iterable[Update | None]],
+        sources: Mapping[str, Iterable[Update | UpdateBatch | None]],
         *,
         chunk: int = 1,
         allowed_lateness: float | None = None,
@@ -244,7 +245,7 @@ class LocalRuntime:
     def _start(
         self,
         source: str,
-        updates: Iterable[Update | None],
+        updates: Iterable[Update | UpdateBatch | None],
         options: dict[str, Any],
         idle_timeout: float,
     ) -> _Running:
@@ -293,11 +294,23 @@ class LocalRuntime:
                 self._idle(run)
                 return True  # waiting for the outside world: not stuck
             run.last_read = self.clock()
+            if isinstance(update, UpdateBatch):
+                self._offer_columns(feed, update)
+                return True  # a batch is a turn
             self._send(feed, feed.offer(update))
             if n == chunk:
                 return True
         self._send(feed, feed.end())
         return True
+
+    def _offer_columns(self, feed: SourceFeed, batch: UpdateBatch) -> None:
+        """Offer a batch as columns, or row by row where the feed cannot take it whole."""
+        out = feed.offer_columns(batch)
+        if out is not None:
+            self._send(feed, out)
+            return
+        for update in batch.updates():
+            self._send(feed, feed.offer(update))
 
     def _idle(self, run: _Running) -> None:
         if self.clock() - run.last_read >= run.idle_timeout:
@@ -488,12 +501,14 @@ class LocalRuntime:
                 store.close()
 
 
-def _stamped(updates: Iterable[Update | None], source: str) -> Iterator[Update | None]:
+def _stamped(
+    updates: Iterable[Update | UpdateBatch | None], source: str
+) -> Iterator[Update | UpdateBatch | None]:
     """``updates`` with a ``(source, position)`` id where they have none (``None``,
     nothing to read now, passes through and takes no position)."""
     position = 0
     for update in updates:
-        if update is None or update.offset >= 0:
+        if update is None or isinstance(update, UpdateBatch) or update.offset >= 0:
             yield update
         else:
             position += 1

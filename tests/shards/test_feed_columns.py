@@ -1,0 +1,139 @@
+"""``SourceFeed.offer_columns`` sends exactly what ``offer`` sends for the same updates one
+by one: the same batches (shard, prev, items, halves) in the same order, the same state
+after (positions, watermark, counters, what stays buffered); and where it cannot take a
+batch whole it takes nothing and says so (``None``), so the caller offers the rows."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shards.feed import SourceFeed
+from shards.routing import shard_of, shards_of
+from vertex.columns import UpdateBatch
+from vertex.records import Update
+
+
+def _batch(rows: list[tuple[int, int, float, int]], weights: bool) -> UpdateBatch:
+    src, dst, ts, off = (np.array(c) for c in zip(*rows, strict=True))
+    props = {"weight": np.arange(len(rows)) % 7 - 3} if weights else None
+    return UpdateBatch.edges("s", src, dst, ts, off, props)
+
+
+def _sent(out: list[Any]) -> list[tuple[Any, ...]]:
+    return [(shard, b.channel, b.prev, b.items, b.halves) for shard, b in out]
+
+
+def _state(feed: SourceFeed) -> tuple[Any, ...]:
+    return (
+        feed.read,
+        feed.released,
+        feed.skipped,
+        feed.batches,
+        feed.watermark,
+        feed.max_ts,
+        feed.frontier,
+        feed.acked_offset,
+        feed.acked_updates,
+        [list(b) for b in feed._buffers],
+        feed.promise(),
+    )
+
+
+streams = st.lists(
+    st.tuples(st.integers(-50, 50), st.integers(-50, 50), st.integers(0, 3)), max_size=120
+)
+
+
+@settings(max_examples=150)
+@given(
+    rows=streams,
+    shards=st.integers(1, 5),
+    size=st.integers(1, 9),
+    halves=st.booleans(),
+    weights=st.booleans(),
+    cuts=st.lists(st.integers(1, 40), max_size=10),
+    gaps=st.integers(1, 3),
+)
+def test_columns_send_what_rows_send(
+    rows: list[tuple[int, int, int]],
+    shards: int,
+    size: int,
+    halves: bool,
+    weights: bool,
+    cuts: list[int],
+    gaps: int,
+) -> None:
+    time, stream = 0, []
+    for i, (src, dst, step) in enumerate(rows):
+        time += step
+        stream.append((src, dst, float(time), 1 + i * gaps))
+    by_rows = SourceFeed("s", shards, size, halves=halves)
+    by_cols = SourceFeed("s", shards, size, halves=halves)
+    sent_rows: list[Any] = []
+    sent_cols: list[Any] = []
+    start = 0
+    for cut in [*cuts, len(stream)]:
+        part = stream[start : start + cut]
+        start += len(part)
+        if not part:
+            continue
+        batch = _batch(part, weights)
+        for update in batch.updates():
+            sent_rows += _sent(by_rows.offer(update))
+        out = by_cols.offer_columns(batch)
+        assert out is not None
+        sent_cols += _sent(out)
+        assert _state(by_cols) == _state(by_rows)
+    assert sent_cols == sent_rows
+    assert _sent(by_cols.end()) == _sent(by_rows.end())
+
+
+def _refused(feed: SourceFeed, batch: UpdateBatch) -> None:
+    before = _state(feed)
+    assert feed.offer_columns(batch) is None
+    assert _state(feed) == before
+
+
+def test_what_the_columns_leave_to_the_rows() -> None:
+    rows = [(1, 2, 10.0, 1), (2, 3, 11.0, 2)]
+    feed = SourceFeed("s", 2, 10)
+    _refused(feed, _batch([(1, 2, 10.0, 1), (2, 3, 9.0, 2)], False))  # back in time
+    _refused(feed, _batch([(1, 2, 10.0, 2), (2, 3, 11.0, 2)], False))  # offsets repeat
+    _refused(SourceFeed("s", 2, 10, allowed_lateness=5), _batch(rows, False))
+    _refused(SourceFeed("s", 2, 10, applied=[0, 2]), _batch(rows, False))  # a resume
+    _refused(SourceFeed("s", 2, 10, floor=10.5), _batch(rows, False))  # below the floor
+    _refused(SourceFeed("other", 2, 10), _batch(rows, False))
+    assert feed.offer_columns(_batch(rows, False)) == []
+    _refused(feed, _batch([(1, 2, 12.0, 2)], False))  # offset not after the last
+    _refused(feed, _batch([(1, 2, 10.5, 3)], False))  # before the watermark
+    assert feed.offer(Update.add_edge(5, 6, 11.0).with_origin("s", 3)) == []
+
+
+def test_a_resumed_source_goes_columnar_past_what_its_shards_applied() -> None:
+    feed = SourceFeed("s", 2, 10, applied=[2, 1])
+    assert feed.offer_columns(_batch([(1, 2, 10.0, 3), (2, 3, 11.0, 4)], False)) == []
+    assert feed.read == 2 and not feed.skipped
+
+
+@pytest.mark.parametrize("num_shards", [1, 2, 3, 8])
+def test_shards_of_agrees_with_shard_of(num_shards: int) -> None:
+    rng = np.random.default_rng(7)
+    ids = rng.integers(-(2**63), 2**63 - 1, 20_000, dtype=np.int64, endpoint=True)
+    ids = np.concatenate((ids, np.array([0, -1, 1, 2**63 - 1, -(2**63)], np.int64)))
+    assert shards_of(ids, num_shards).tolist() == [shard_of(int(v), num_shards) for v in ids]
+
+
+def test_an_update_batch_means_its_updates() -> None:
+    batch = _batch([(1, 2, 10.0, 4), (3, 1, 12.5, 9)], True)
+    assert list(batch.updates()) == [
+        Update.add_edge(1, 2, 10.0, weight=-3).with_origin("s", 4),
+        Update.add_edge(3, 1, 12.5, weight=-2).with_origin("s", 9),
+    ]
+    assert [len(batch.slice(1)), len(UpdateBatch.concat([batch, batch]))] == [1, 4]
+    assert not math.isnan(batch.column("time")[0])
