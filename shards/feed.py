@@ -58,6 +58,7 @@ import numpy as np
 from shards.codec import K_IN_EDGE, K_UPDATE, Message, owner_message, target_message
 from shards.coordinator import Promise, source_channel
 from shards.core import Batch
+from shards.replay import paused_gc
 from shards.routing import shard_of, shards_of
 from shards.watermark import LatePolicy, OutOfOrder, Released, Reorder
 from vertex.annotations import mark_module_api
@@ -188,10 +189,15 @@ class SourceFeed:
         offsets, and no allowed lateness, barrier or resume in the way. Positions, the
         watermark, the owners' and targets' shards (:func:`~shards.routing.shards_of`) and
         the batch boundaries are computed on arrays; only the messages the shards read are
-        built per row (in comprehensions, no call per row)."""
+        built per row (in comprehensions, no call per row), with the cyclic garbage
+        collector paused."""
         times, offsets = batch.column("time"), batch.column("offset")
         if not self._takes_columns(batch, times, offsets):
             return None
+        with paused_gc():  # many objects, no cycles: collections would only walk them
+            return self._take_columns(batch, offsets)
+
+    def _take_columns(self, batch: UpdateBatch, offsets: np.ndarray) -> list[tuple[int, Batch]]:
         n = len(batch)
         last_ts = batch.table.column("time")[-1].as_py()
         reorder = self.reorder
