@@ -29,11 +29,13 @@ from typing import Any
 
 from shards.codec import (
     CHECKPOINTS_KEY,
+    CURSOR_KEY,
     KIND_NAMES,
     MANIFEST_KEY,
     SCHEMA_KEY,
     BlockHeader,
     CommandEntry,
+    Cursor,
     EventBlock,
     Manifest,
     Message,
@@ -41,6 +43,7 @@ from shards.codec import (
     decode_checkpoint,
     decode_checkpoint_list,
     decode_commands,
+    decode_cursor,
     decode_events,
     decode_header,
     decode_manifest,
@@ -64,6 +67,8 @@ __all__ = [
     "log_rows",
     "paused_gc",
     "read_commands",
+    "read_cursor",
+    "undelivered",
     "read_manifest",
     "read_schema",
     "start_checkpoint",
@@ -123,6 +128,39 @@ def headers(
         if last_wc is not None and header.first > last_wc:
             return
         yield header
+
+
+def read_cursor(store: LogStore) -> Cursor | None:
+    """The cursor logged with the last block (``None``: nothing logged yet)."""
+    raw = store.get_meta(CURSOR_KEY)
+    if raw is None:
+        return None
+    try:
+        return decode_cursor(raw)
+    except LogCorrupted as exc:
+        raise exc.at(log_location(store)) from exc
+
+
+def undelivered(
+    store: LogStore, channel: str, applied: list[dict[str, int]]
+) -> Iterator[tuple[int, int, Message]]:
+    """The messages this shard (whose messages travel on ``channel``) logged as sent that
+    their receiver has not applied, as ``(dest shard, seq, message)``: ``applied[k]`` are
+    shard ``k``'s applied positions per channel (its cursor's), and a message numbered
+    ``seq`` to ``k`` is applied once ``k`` applied ``channel`` through ``seq``. Reads only
+    the blocks from the first entry whose messages the cursor does not know acknowledged.
+    For a graph that is not running, a time cut at ``T`` holds every effect of the
+    updates ``<= T`` only if none of these messages has a time ``<= T``."""
+    cursor = read_cursor(store)
+    if cursor is None:
+        return
+    delivered = [positions.get(channel, 0) for positions in applied]
+    if all(d >= n - 1 for d, n in zip(delivered, cursor.next_seq, strict=True)):
+        return  # every message this shard numbered was applied
+    for block in LogReplay(store, checkpoint=False).blocks(cursor.floor):
+        for _, dest, seq, msg in block.messages():
+            if seq > delivered[dest]:
+                yield dest, seq, msg
 
 
 def consistent_bound(store: LogStore, shard: int, clock: tuple[int, ...]) -> int:

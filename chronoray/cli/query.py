@@ -124,14 +124,26 @@ def snapshot_cmd(
     window: tuple[float, float] | None,
     out: Path,
 ) -> None:
-    """Write a consistent past graph as OUT/vertices.parquet and OUT/edges.parquet."""
-    with target.open() as graph:
-        snap = graph.snapshot(at, clock=clock, window=window or None)
+    """Write a consistent past graph as OUT/vertices.parquet and OUT/edges.parquet. A
+    graph in --log-dir that is not running is read from its logs in this process."""
+    snap, how = None, ""
+    if target.graph_name is None and target.log_dir is not None and target.log_dir.exists():
+        from chronoray.stopped import stopped_snapshot
+
+        snap, how = stopped_snapshot(target.log_dir, at, clock=clock, window=window or None)
+    if snap is None:
+        if how:
+            console.print(f"[dim]{how}[/dim]")
+        with target.open() as graph:
+            snap = graph.snapshot(at, clock=clock, window=window or None)
+            paths = snap.save_parquet(out)
+    else:
         paths = snap.save_parquet(out)
+        how = f" {how};"
     meta = snap.meta
     console.print(
         f"{snap!r} built in {meta.build_seconds:.2f} s, {meta.replayed:,} log entries replayed "
-        f"(cut {meta.cut}); wrote {paths[0]} and {paths[1]}"
+        f"(cut {meta.cut});{how} wrote {paths[0]} and {paths[1]}"
     )
 
 
