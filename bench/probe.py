@@ -302,7 +302,7 @@ def source_side(file: str, fmt: str, shards: int, halves: bool, batch_size: int)
         for shard, batch in out:
             items += len(batch.items)
             feed.ack(shard, batch.items[-1][0])
-    for shard, batch in feed.end():
+    for _shard, batch in feed.end():
         items += len(batch.items)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {"updates": feed.read, "items": items, "seconds": seconds, "cpu_seconds": cpu}

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     runs[name][label].append(
                         measure(root, "source_side", batch_size=1000, **params)
                     )
-        profile = _profile(*files["collegemsg x%d (snap)" % args.copies])
+        profile = _profile(*files[f"collegemsg x{args.copies} (snap)"])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     result = {"machine": machine(), "before": args.before, "runs": runs, "profile": profile}
