@@ -45,6 +45,7 @@ from shards.progress import Progress
 from spark_bridge.ingest import BlockLayout, PreparedUpdates, UpdateColumns, prepare_updates
 from spark_bridge.session import stderr_to
 from vertex.annotations import mark_module_api
+from vertex.columns import UpdateBatch
 from vertex.records import Update
 
 if TYPE_CHECKING:
@@ -90,6 +91,11 @@ class ArrowPartSource:
     def read(self) -> Iterator[Update]:
         """Same as :meth:`records`."""
         return self.records()
+
+    def batches(self) -> Iterator[UpdateBatch | Update]:
+        """The part's updates as columns where its block's columns allow (see
+        :meth:`~spark_bridge.ingest.BlockLayout.batches`): what a source actor feeds."""
+        yield from self.layout.batches(ray.get(self.block), self.part, self.name)
 
 
 @dataclass

@@ -177,7 +177,7 @@ def stopped_snapshot(
     """The snapshot of the graph in ``log_dir`` read from its logs, if it is not running and
     its logs alone answer the cut exactly; else ``None``. The second value says why not
     (or how it was answered), for people."""
-    if not Manifest.exists(log_dir):
+    if not Manifest.exists(Path(log_dir)):
         return None, ""
     if graph_running(log_dir):
         return None, "the graph is running: asked through it"

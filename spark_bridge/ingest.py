@@ -43,6 +43,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,6 +53,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from shards.routing import shard_of
+from vertex.columns import UpdateBatch
 from vertex.records import Update, UpdateKind
 
 __all__ = [
@@ -178,6 +180,51 @@ class BlockLayout:
                 offset += 1
                 props = {name: v[i] for name, v in pairs if v[i] is not None}
                 yield Update(kinds[i], src[i], ts[i], dst[i], props, None, source, offset)
+
+    def batches(self, table: pa.Table, part: int, source: str) -> Iterator[UpdateBatch | Update]:
+        """:meth:`updates` with runs of rows as :class:`~vertex.columns.UpdateBatch` es, no
+        Python object per row: the rows of a block batch whose columns say exactly what
+        its updates say (edge additions with int ids, a numeric time, properties without
+        nulls) go as columns; other block batches go row by row, as :meth:`updates`."""
+        if table.num_rows and pc.min_max(table[_PART]).as_py() != {"min": part, "max": part}:
+            table = table.filter(pc.equal(table[_PART], part))
+        offset = 0
+        for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
+            n = batch.num_rows
+            if n and self._as_columns(batch):
+                positions = np.arange(offset + 1, offset + n + 1, dtype=np.int64)
+                props = {
+                    name: batch.column(self.prop_column(i)) for i, name in enumerate(self.props)
+                }
+                yield UpdateBatch.edges(
+                    source,
+                    batch.column(_SRC),
+                    batch.column(_DST),
+                    batch.column(_TIME),
+                    positions,
+                    props,
+                )
+            elif n:
+                rows = self.updates(pa.Table.from_batches([batch]), part, source)
+                yield from (u.with_origin(source, offset + k) for k, u in enumerate(rows, 1))
+            offset += n
+
+    def _as_columns(self, batch: pa.RecordBatch) -> bool:
+        """Whether ``batch``'s rows are edge additions an :class:`UpdateBatch` holds as is."""
+        if not self.dst or batch.column(_SRC).null_count or batch.column(_DST).null_count:
+            return False
+        if (
+            self.kind
+            and not pc.all(pc.equal(batch.column(_KIND), UpdateKind.ADD_EDGE.value)).as_py()
+        ):
+            return False
+        ids = (batch.schema.field(_SRC).type, batch.schema.field(_DST).type)
+        if not all(pa.types.is_int64(t) for t in ids):
+            return False
+        time = batch.schema.field(_TIME).type
+        if not (pa.types.is_int64(time) or pa.types.is_float64(time)):
+            return False
+        return not any(batch.column(self.prop_column(i)).null_count for i in range(len(self.props)))
 
 
 @dataclass

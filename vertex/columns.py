@@ -60,13 +60,14 @@ class UpdateBatch:
     def edges(
         cls,
         source: str,
-        vertex: np.ndarray,
-        dst: np.ndarray,
-        time: np.ndarray,
-        offset: np.ndarray,
-        props: dict[str, np.ndarray] | None = None,
+        vertex: np.ndarray | pa.Array,
+        dst: np.ndarray | pa.Array,
+        time: np.ndarray | pa.Array,
+        offset: np.ndarray | pa.Array,
+        props: dict[str, np.ndarray | pa.Array] | None = None,
     ) -> UpdateBatch:
-        """A batch of ``add_edge`` updates from validated arrays of one length."""
+        """A batch of ``add_edge`` updates from validated arrays (numpy or Arrow) of one
+        length; the time column keeps its type (int64 or float64)."""
         n = len(vertex)
         kind = pa.DictionaryArray.from_arrays(np.full(n, _ADD_EDGE, np.int8), _KINDS)
         columns: list[pa.Array] = [
