@@ -17,6 +17,7 @@ INTERNAL = [
     *(f"chronoray.{m}" for m in (
         "ray_graph", "local_graph", "ingest", "controller", "deploy", "handles", "placement",
         "manifest", "travel", "pipeline", "connect", "protocol", "options", "spark_source",
+        "stopped",
     )),
     *(f"shards.{m.name}" for m in pkgutil.iter_modules(shards.__path__)),
 ]  # fmt: skip
