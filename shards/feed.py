@@ -70,6 +70,12 @@ __all__ = ["OpenBatch", "OutOfOrder", "SourceFeed"]
 _ADD, _SET, _REMOVE = UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE
 _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
 _ADD_VALUE = _ADD.value
+_MESSAGE, _TIME = itemgetter(1), itemgetter(4)
+
+
+def _earliest(items: list[tuple[int, Message]]) -> float:
+    """The earliest event time of ``(position, message)`` items (one C loop)."""
+    return min(map(_TIME, map(_MESSAGE, items)))  # type: ignore[no-any-return]
 
 
 @dataclass(slots=True)
@@ -369,14 +375,14 @@ class SourceFeed:
         return [
             (shard, self._seal(shard))
             for shard, buffer in enumerate(self._buffers)
-            if buffer and min(m[4] for _, m in buffer) <= through
+            if buffer and _earliest(buffer) <= through
         ]
 
     def _seal(self, shard: int) -> Batch:
         items, self._buffers[shard] = self._buffers[shard], []
         batch = Batch(self.channel, self._prev[shard], items, None, None, self.halves)
         self._prev[shard] = items[-1][0]
-        min_ts = min(m[4] for _, m in items)
+        min_ts = _earliest(items)
         self._open[shard].append(OpenBatch(batch, items[0][0], items[-1][0], min_ts))
         self.batches += 1
         return batch
