@@ -188,6 +188,7 @@ class FeedPump:
         self._incarnations = incarnations or [""] * len(shards)
         self._told = (feed.frontier, feed.promise().time)
         self._in_callback = False
+        self._sent = 0  # batches sent (first sends, not resends)
         self.idle_timeout = DEFAULT_IDLE_TIMEOUT
         self._last_read = time.monotonic()
         self._reading = False
@@ -335,10 +336,11 @@ class FeedPump:
 
     def _send(self, shard: int, batch: Batch) -> None:
         self._inflight[shard].append((batch, self.shards[shard].push(batch)))
+        self._sent += 1  # (the feed may have sealed more already: columns seal many at once)
         if self.on_batch is not None and not self._in_callback:
             self._in_callback = True  # a callback that takes a snapshot must not re-enter
             try:
-                self.on_batch(self.feed.batches)
+                self.on_batch(self._sent)
             finally:
                 self._in_callback = False
         self._settle(shard, self.max_inflight)
