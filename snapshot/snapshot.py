@@ -127,14 +127,14 @@ class Snapshot:
 
     def to_ray_dataset(self) -> tuple[Any, Any]:
         """``(vertices, edges)`` as Ray datasets built straight from the object refs (or
-        from the tables of a snapshot built in this process); lost parts are built again
-        first."""
-        self.restore()
+        from the tables of a snapshot built in this process). The tables stay in the
+        object store: call :meth:`restore` first after a node was lost."""
         return _dataset(self.vertex_refs), _dataset(self.edge_refs)
 
     def restore(self) -> list[int]:
-        """Build again every part whose tables were lost with their node; returns those
-        shards. :class:`SnapshotLost` if one cannot be built the same again."""
+        """Build again every part whose tables were lost with their node (reading a
+        snapshot's tables does this by itself); returns those shards.
+        :class:`SnapshotLost` if one cannot be built the same again."""
         lost = [k for k in range(len(self.vertex_refs)) if self._lost(k)]
         for shard in lost:
             self._rebuild(shard)
