@@ -38,6 +38,7 @@ or booleans; a null property is left out of that row's properties.
 from __future__ import annotations
 
 import hashlib
+import re
 import time as _time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -234,24 +235,27 @@ def read_table(
         else:
             frame = spark.read.csv(path, header=header, inferSchema=True)
     except Exception as exc:
-        raise TableUnreadable(f"{path}: Spark cannot read it as {fmt}: {spark_said(exc)}") from None
+        said = _spark_said(exc)
+        raise TableUnreadable(f"{path}: Spark cannot read it as {fmt}: {said}") from None
     if not frame.columns:
         raise TableUnreadable(f"{path}: no columns in it as {fmt} (an empty file?)")
     return frame
 
 
-def spark_said(error: BaseException) -> str:
-    """The first line of what Spark (or the JVM under it) said, without the Java stack."""
-    text = str(error).strip()
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith(("Caused by:", "org.apache", "java.", "py4j", "An error occurred")):
-            if ": " in line and not line.startswith(("An error occurred", "py4j")):
-                return line.split(": ", 1)[1][:300]
+def _spark_said(error: BaseException) -> str:
+    """The first line of what Spark (or the JVM under it) said, without the Java stack
+    and the exception class names."""
+    for line in str(error).splitlines():
+        line = line.strip().removeprefix(": ").strip()
+        if not line or line.startswith(("An error occurred while calling", "at ", "py4j")):
             continue
-        if line:
-            return line[:300]
+        while (found := _JAVA_ERROR.match(line)) is not None:
+            line = found.group(1)
+        return line[:300]
     return type(error).__name__
+
+
+_JAVA_ERROR = re.compile(r"^(?:Caused by: )?[\w.$]+(?:Exception|Error): (.*)$")
 
 
 def _files_of(frame: DataFrame) -> str:
@@ -310,7 +314,7 @@ def prepare_updates(
     except Exception as exc:  # the files could not be read (nothing moved yet)
         checked.unpersist()
         raise TableUnreadable(
-            f"{_files_of(frame)}: Spark could not read the rows: {spark_said(exc)}; nothing "
+            f"{_files_of(frame)}: Spark could not read the rows: {_spark_said(exc)}; nothing "
             "ingested"
         ) from None
     bad, rows = totals["bad"], totals["rows"] - totals["bad"]
