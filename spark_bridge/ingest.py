@@ -243,16 +243,25 @@ def read_table(
 
 
 def _spark_said(error: BaseException) -> str:
-    """The first line of what Spark (or the JVM under it) said, without the Java stack
-    and the exception class names."""
-    for line in str(error).splitlines():
-        line = line.strip().removeprefix(": ").strip()
+    """What Spark (or the JVM under it) said, in one line: the root cause (the last
+    ``Caused by:`` with a message) if the error has a Java stack, else its first line;
+    without the stack and the exception class names."""
+    lines = [line.strip().removeprefix(": ").strip() for line in str(error).splitlines()]
+    causes = [_unwrapped(line) for line in lines if line.startswith("Caused by: ")]
+    causes = [c for c in causes if c and "Exception thrown in awaitResult" not in c]
+    if causes:
+        return causes[-1][:300]
+    for line in lines:
         if not line or line.startswith(("An error occurred while calling", "at ", "py4j")):
             continue
-        while (found := _JAVA_ERROR.match(line)) is not None:
-            line = found.group(1)
-        return line[:300]
+        return _unwrapped(line)[:300]
     return type(error).__name__
+
+
+def _unwrapped(line: str) -> str:
+    while (found := _JAVA_ERROR.match(line)) is not None:
+        line = found.group(1)
+    return line.strip()
 
 
 _JAVA_ERROR = re.compile(r"^(?:Caused by: )?[\w.$]+(?:Exception|Error): (.*)$")
