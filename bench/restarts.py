@@ -110,20 +110,38 @@ def _ray_ingest(
     workdir: Path,
     seed: int,
     plan: list[tuple[str, int]] | None = None,
+    gated: bool = False,
 ) -> dict:
     """Ingest both halves of ``rows`` on the connected Ray with ``kills`` SIGKILLs (of the
-    targets :func:`kill_plan` chooses, or ``plan``'s); the cuts compared with the file."""
+    targets :func:`kill_plan` chooses, or ``plan``'s); the cuts compared with the file.
+    ``gated``: each source pauses at ``i/(n+1)`` of its half until the ``i``-th kill is
+    due (:class:`chronoray.testing.GatedSource`), so every kill lands while the sources
+    still read, however fast they are."""
     import chronoray as cr
     from bench.workloads import write_snap
+    from chronoray.testing import GatedSource
 
     paths = [workdir / "odd.txt", workdir / "even.txt"]
     write_snap(paths[0], rows[0::2])
     write_snap(paths[1], rows[1::2])
+    plan = plan if plan is not None else kill_plan(kills, shards, seed)
+    sources: list[Any] = [cr.SnapEdgeSource(p) for p in paths]
+    if gated:
+        halves = [len(rows[0::2]), len(rows[1::2])]
+        (workdir / "gates").mkdir()
+        sources = [
+            GatedSource(
+                s, [n * i // (len(plan) + 1) for i in range(1, len(plan) + 1)], workdir / "gates"
+            )
+            for s, n in zip(sources, halves, strict=True)
+        ]
     started = time.perf_counter()
     with cr.GraphCluster(num_shards=shards, log_dir=str(workdir / "g")) as g:
-        jobs = g.ingest_many([cr.SnapEdgeSource(p) for p in paths], wait=False)
-        plan = plan if plan is not None else kill_plan(kills, shards, seed)
-        done = _kill_during(g, jobs, plan, len(rows))
+        jobs = g.ingest_many(sources, wait=False)
+        if gated:
+            done = _kill_at_gates(g, jobs, sources, plan)
+        else:
+            done = _kill_during(g, jobs, plan, len(rows))
         reports = [job.wait(timeout=3600) for job in jobs]
         g.wait_idle()
         seconds = time.perf_counter() - started
@@ -160,6 +178,30 @@ def _kill_during(graph: Any, jobs: list[Any], plan: list[tuple[str, int]], total
         if kill is not None and _answering(kill):
             done.append(f"{kind} {k}")
     return done
+
+
+def _kill_at_gates(
+    graph: Any, jobs: list[Any], sources: list[Any], plan: list[tuple[str, int]]
+) -> list:
+    """The ``i``-th planned kill once every source paused at its gate ``i``: the gate is
+    opened and the target killed at once (waiting for it to answer if an earlier kill
+    still restarts it), while the sources read on to their next gate."""
+    done = []
+    for i, (kind, k) in enumerate(plan):
+        _wait_until(lambda i=i: all(s.reached(i) for s in sources), f"the sources at gate {i}")
+        sources[0].open_gate(i)
+        kill = _killer(graph, jobs, kind, k)
+        if kill is not None and _answering(kill, attempts=2400):
+            done.append(f"{kind} {k}")
+    return done
+
+
+def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.05)
 
 
 def _killer(graph: Any, jobs: list[Any], kind: str, k: int) -> Callable[[], int] | None:

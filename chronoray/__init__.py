@@ -54,6 +54,7 @@ from ephemeral import (
     Index,
     Lagged,
     LiveComputation,
+    LiveComputationLost,
     LivePageRank,
     Notification,
     StreamPosition,
@@ -72,6 +73,7 @@ from snapshot.models import (
     scatter_gather,
     temporal_mapreduce,
 )
+from snapshot.snapshot import SnapshotLost
 from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
 from vertex.annotations import mark_public_api
 
@@ -99,6 +101,7 @@ __all__ = [
     "IterableSource",
     "Lagged",
     "LiveComputation",
+    "LiveComputationLost",
     "LivePageRank",
     "LogDirInUse",
     "Marker",
@@ -112,6 +115,7 @@ __all__ = [
     "ShardsUnavailable",
     "SnapEdgeSource",
     "Snapshot",
+    "SnapshotLost",
     "SnapshotMeta",
     "SnapshotNotReady",
     "SortedSource",

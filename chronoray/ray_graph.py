@@ -520,10 +520,19 @@ class RayGraph:
         at: float | None = None,
         since: float | None = None,
     ) -> Snapshot:
-        """Every shard's part of the cut, rebuilt by a task on its log's node."""
+        """Every shard's part of the cut, rebuilt by a task on its log's node; a part lost
+        later with its node is built again where its shard runs then."""
         paths = [self.shard_log_path(k) for k in range(self.num_shards)]
         return self._on_shard_nodes(
-            lambda nodes: build_snapshot(paths, nodes, meta, clock=clock, at=at, since=since)
+            lambda nodes: build_snapshot(
+                paths,
+                nodes,
+                meta,
+                clock=clock,
+                at=at,
+                since=since,
+                nodes_now=self.shard_node_ids,
+            )
         )
 
     def clocks(self) -> tuple[int, ...]:

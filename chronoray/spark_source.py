@@ -10,8 +10,11 @@ returns a :class:`SparkIngestJob` that follows them all.
 Guarantees:
 
 * **Refused or whole.** With ``on_error="raise"`` a DataFrame with a bad row is refused
-  before anything moves (:class:`~chronoray.sources.MalformedRecord` naming the first bad
-  row's position, its fields and the reason, and how many rows are bad); with ``"skip"``
+  before anything moves (:class:`~chronoray.sources.MalformedRecord` naming the file
+  Spark read the first bad row from -- or the source name, for a DataFrame not read from
+  files --, the row's position, its fields and the reason, and how many rows are bad);
+  files Spark cannot read are :class:`~spark_bridge.ingest.TableUnreadable`, also before
+  anything moves; with ``"skip"``
   bad rows are counted and written to the rejects table, the others ingested.
 * **Exact time cuts.** A part holds the rows of a set of shards -- so of vertices -- in
   time order; its source actor feeds them in that order and reports its frontier to the
@@ -236,7 +239,7 @@ def _start_parts(
     if prepared.first_bad is not None:
         bad = prepared.first_bad
         raise MalformedRecord(
-            source,
+            source if bad.file is None else bad.file,
             bad.row,
             bad.text,
             f"{bad.reason} ({prepared.rejected:,} bad rows in all; nothing ingested)",

@@ -4,6 +4,8 @@
   live computations, notification streams and indexes (``ephemeral.LiveLocalRuntime``).
 * :func:`edge_oracle` reads an edge file independently of chronoray's sources, as the
   truth to compare a graph with.
+* :class:`GatedSource` pauses a source at given offsets until the test opens each gate
+  (files, so it works in a source actor's process too): kills tied to ingest progress.
 * :func:`kill_shard` kills a shard actor's process (``SIGKILL``, no clean stop), the way a
   crash would.
 * :func:`kill_source` does the same to a source actor (it resumes from what was logged),
@@ -31,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -43,6 +45,7 @@ from vertex import Context, TemporalVertex, UpdateKind, VertexId
 
 __all__ = [
     "EdgeOracle",
+    "GatedSource",
     "IndexedVertex",
     "LocalRuntime",
     "TokenVertex",
@@ -123,6 +126,61 @@ def oracle_graph(oracle: EdgeOracle, at: float = float("inf")) -> Any:
     for (src, dst), n in pair_counts_between(oracle, at).items():
         graph.add_edge(src, dst, count=n)
     return graph
+
+
+class GatedSource:
+    """``source`` read as usual up to the ``i``-th of ``gates`` (offsets), where reading
+    pauses -- having marked the gate reached -- until :meth:`open_gate` opens gate ``i``.
+
+    The gates are files in ``directory``, so a source actor in another process (also a
+    restarted one, which passes the gates already open) and the test agree on them. While
+    paused, the source says it has nothing to read now (the feed sends what it holds).
+    """
+
+    def __init__(self, source: Any, gates: Iterable[int], directory: str | Path) -> None:
+        self.source = source
+        self.name: str = source.name
+        self.gates = sorted(gates)
+        self.directory = str(directory)
+
+    def __repr__(self) -> str:
+        return f"GatedSource({self.source!r}, gates={self.gates})"
+
+    def records(self) -> Iterator[Any]:
+        """The source's records, pausing before the first offset past each gate."""
+        pending = list(enumerate(self.gates))
+        for record in self.source.records():
+            offset = getattr(record, "offset", None)
+            while pending and offset is not None and offset > pending[0][1]:
+                i, _ = pending.pop(0)
+                _touch(self._file(f"reached-{self.name}-{i}"))
+                while not os.path.exists(self._file(f"open-{i}")):
+                    yield None
+                    time.sleep(0.01)
+            yield record
+
+    def read(self) -> Iterator[Any]:
+        """The updates (the ``Source`` protocol); a malformed record is raised."""
+        for record in self.records():
+            if isinstance(record, Exception):
+                raise record
+            if record is not None:
+                yield record
+
+    def reached(self, gate: int) -> bool:
+        """Whether reading paused at gate ``gate`` (or passed it)."""
+        return os.path.exists(self._file(f"reached-{self.name}-{gate}"))
+
+    def open_gate(self, gate: int) -> None:
+        """Let reading go past gate ``gate`` (for every source gated in this directory)."""
+        _touch(self._file(f"open-{gate}"))
+
+    def _file(self, name: str) -> str:
+        return os.path.join(self.directory, name)
+
+
+def _touch(path: str) -> None:
+    Path(path).touch()
 
 
 def kill_shard(graph: Any, shard: int) -> int:

@@ -20,7 +20,7 @@ from ephemeral.algorithms import (
 )
 from ephemeral.computation import Computation, EphemeralContext, VertexView
 from ephemeral.host import LiveHost
-from ephemeral.live import Index, LiveComputation, Subscription
+from ephemeral.live import Index, LiveComputation, LiveComputationLost, Subscription
 from ephemeral.local import LiveLocalRuntime
 from ephemeral.notify import Lagged, Notification, NotificationFilter, StreamPosition
 
@@ -32,6 +32,7 @@ __all__ = [
     "Index",
     "Lagged",
     "LiveComputation",
+    "LiveComputationLost",
     "LiveHost",
     "LiveLocalRuntime",
     "LivePageRank",

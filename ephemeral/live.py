@@ -22,6 +22,7 @@ __all__ = [
     "Index",
     "LiveBackend",
     "LiveComputation",
+    "LiveComputationLost",
     "LocalBackend",
     "RayBackend",
     "Subscription",
@@ -30,6 +31,11 @@ __all__ = [
 
 
 _CALL_MARGIN = 30.0
+
+
+class LiveComputationLost(RuntimeError):
+    """A live computation's state was lost with a shard process (it is kept in memory
+    only): the computation and the shard are named; ``restart()`` starts it again."""
 
 
 def new_id(prefix: str) -> str:
@@ -56,6 +62,9 @@ class LiveBackend(Protocol):
 
     def wait_idle(self) -> None:
         """Return once no message or computation message is pending anywhere."""
+
+    def gone(self, error: BaseException) -> bool:
+        """Whether ``error`` says the shard's process died or is restarting."""
 
 
 def call_all(backend: LiveBackend, method: str, *args: Any) -> list[Any]:
@@ -101,6 +110,9 @@ class LocalBackend:
     def wait_idle(self) -> None:
         self._wait_idle()
 
+    def gone(self, error: BaseException) -> bool:
+        return False  # a crashed shard here is rebuilt before the call returns
+
 
 class RayBackend:
     """Calls the ``live``/``live_poll`` methods of ``ShardWorker`` actors."""
@@ -135,36 +147,44 @@ class RayBackend:
     def wait_idle(self) -> None:
         self._wait_idle()
 
+    def gone(self, error: BaseException) -> bool:
+        from ray.exceptions import ActorUnavailableError, RayActorError
+
+        return isinstance(error, (RayActorError, ActorUnavailableError))
+
 
 class LiveComputation:
     """A computation running on the graph, registered as :attr:`id`.
 
     Results are read while it runs: they reflect every change and message processed so
-    far (call ``wait_idle`` on the graph first for a settled result).
+    far (call ``wait_idle`` on the graph first for a settled result). Its state lives in
+    the shards' memory: once a shard process dies (and restarts from its log), every read
+    raises :class:`LiveComputationLost` naming the computation and the shard, until
+    :meth:`restart` starts it again on the graph as it is then.
     """
 
     def __init__(self, backend: LiveBackend, cid: str, computation: Computation) -> None:
         self._backend = backend
         self.id = cid
         self.computation = computation
+        self._stopped = False
 
     def result(self) -> Any:
         """The aggregated result (the computation's ``combine`` of the shards' summaries)."""
-        return self.computation.combine(call_all(self._backend, "summary", self.id))
+        return self.computation.combine(self._on_all("summary", self.id))
 
     def values(self) -> dict[VertexId, Any]:
         """Every vertex's result (the computation's ``finalize`` of the raw values), by id."""
         raw: dict[VertexId, Any] = {}
-        for part in call_all(self._backend, "values", self.id):
+        for part in self._on_all("values", self.id):
             raw.update(part)
         raw = {v: raw[v] for v in sorted(raw, key=id_order)}
         return self.computation.finalize(raw, self.result())
 
     def value(self, vertex_id: VertexId) -> Any:
         """One vertex's result; ``None`` if the computation has none for it."""
-        backend = self._backend
-        shard = shard_of(vertex_id, backend.num_shards)
-        raw = backend.result(backend.request(shard, "values", self.id, [vertex_id]))
+        shard = shard_of(vertex_id, self._backend.num_shards)
+        raw = self._on(shard, "values", self.id, [vertex_id])
         if not raw:
             return None
         return self.computation.finalize(raw, self.result()).get(vertex_id)
@@ -173,7 +193,7 @@ class LiveComputation:
         """Counters summed over shards: active vertices, changes and messages handled,
         messages waiting for a vertex not created yet, dropped, errors (with examples)."""
         total: dict[str, Any] = {"recent_errors": []}
-        for part in call_all(self._backend, "stats", self.id):
+        for part in self._on_all("stats", self.id):
             for key, value in part.items():
                 if key == "recent_errors":
                     total[key] += value
@@ -183,7 +203,44 @@ class LiveComputation:
 
     def stop(self) -> None:
         """Stop the computation on every shard and drop its state."""
+        self._stopped = True
         call_all(self._backend, "stop", self.id)
+
+    def restart(self) -> None:
+        """Start the computation again, under the same id, on every shard (stopped first
+        where it still runs): it activates on the graph as it is now, as a new start
+        does (what it had counted from earlier changes is not brought back)."""
+        call_all(self._backend, "stop", self.id)
+        start_computation(self._backend, self.computation, self.id)
+        self._stopped = False
+
+    def _on_all(self, method: str, *args: Any) -> list[Any]:
+        requests = [
+            self._backend.request(k, method, *args) for k in range(self._backend.num_shards)
+        ]
+        return [self._answer(k, r) for k, r in enumerate(requests)]
+
+    def _on(self, shard: int, method: str, *args: Any) -> Any:
+        return self._answer(shard, self._backend.request(shard, method, *args))
+
+    def _answer(self, shard: int, request: Any) -> Any:
+        """The result of a request to ``shard``'s host; :class:`LiveComputationLost` when
+        the computation's state there was lost with the shard's process."""
+        try:
+            return self._backend.result(request)
+        except Exception as exc:
+            if self._stopped:
+                raise
+            missing = isinstance(exc, KeyError) and "no computation" in str(exc)
+            if not (missing or self._backend.gone(exc)):
+                raise
+            how = "was lost" if missing else "is being lost"
+            raise LiveComputationLost(
+                f"live computation {self.id!r} ({type(self.computation).__name__}) {how} "
+                f"on shard {shard}: the shard's process died and restarts from its log, and "
+                f"a live computation's state is kept in memory only; call restart() to start "
+                f"it again on the graph as it is now"
+            ) from None
 
     def __repr__(self) -> str:
         return f"LiveComputation({self.id!r}, {type(self.computation).__name__})"

@@ -11,11 +11,19 @@ only built once every update with an earlier time has been logged (the driver wa
 that), after which new entries only carry later times. Every part's tables have the
 columns and types of the graph's schema (the union of the shards' logged schemas), so
 snapshots of any times -- an empty one before the first event included -- read together.
+
+A part whose tables were lost with the node that held them (Ray cannot re-run its task
+there) is built again when read, from the shard's log wherever the shard runs now (logs
+on shared storage): the same prefix of the log (the part's recorded bound), checked
+against the part's recorded size. A part that cannot be built the same again raises
+:class:`SnapshotLost`, naming the shard, the node it was lost with, and how to take the
+snapshot again.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
+from ray.exceptions import ObjectLostError, TaskUnschedulableError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shards.codec import Schema
@@ -31,7 +40,18 @@ from shards.replay import read_schema
 from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
 from snapshot.tables import empty_edges, empty_vertices, snapshot_tables
 
-__all__ = ["Snapshot", "SnapshotMeta", "build_local_snapshot", "build_snapshot", "read_log"]
+__all__ = [
+    "Snapshot",
+    "SnapshotLost",
+    "SnapshotMeta",
+    "build_local_snapshot",
+    "build_snapshot",
+    "read_log",
+]
+
+
+class SnapshotLost(RuntimeError):
+    """A snapshot's part was lost with its node and could not be built the same again."""
 
 
 @dataclass
@@ -51,6 +71,7 @@ class SnapshotMeta:
     part_edges: list[int] = field(default_factory=list)
     build_seconds: float = 0.0
     shard_seconds: list[float] = field(default_factory=list)
+    part_nodes: list[str] = field(default_factory=list)  # the Ray node each part was built on
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -60,15 +81,32 @@ class SnapshotMeta:
 Part = ray.ObjectRef | pa.Table
 """One shard's table: behind an object ref (built by a Ray task), or here."""
 
+_LOST = (TaskUnschedulableError, ObjectLostError)  # a part's tables lost with their node
+
+Rebuild = Callable[[int, int], tuple[Part, Part, dict[str, Any], str]]
+"""``rebuild(shard, bound)``: that shard's part of the same cut built again from its log
+where the shard runs now, as ``(vertices, edges, stats, node)``."""
+
 
 class Snapshot:
     """A consistent past graph: per-shard Arrow tables, behind Ray object refs or in this
     process."""
 
-    def __init__(self, vertex_refs: list[Part], edge_refs: list[Part], meta: SnapshotMeta) -> None:
+    def __init__(
+        self,
+        vertex_refs: list[Part],
+        edge_refs: list[Part],
+        meta: SnapshotMeta,
+        rebuild: Rebuild | None = None,
+    ) -> None:
         self.vertex_refs = vertex_refs
         self.edge_refs = edge_refs
         self.meta = meta
+        self.rebuild = rebuild
+        """Builds a lost part again (set by the runtime; not pickled with the snapshot)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(vars(self), rebuild=None)  # the runtime's callable stays in this process
 
     def __repr__(self) -> str:
         m = self.meta
@@ -77,11 +115,11 @@ class Snapshot:
 
     def vertices(self) -> pa.Table:
         """All vertices: ``id``, ``type``, ``clock``, ``time`` and state columns."""
-        return _concat(_tables(self.vertex_refs), empty_vertices())
+        return _concat(self._parts("vertex_refs"), empty_vertices())
 
     def edges(self) -> pa.Table:
         """All edges: ``src``, ``dst`` and property columns (``window_*`` for a window)."""
-        return _concat(_tables(self.edge_refs), empty_edges())
+        return _concat(self._parts("edge_refs"), empty_edges())
 
     def to_pandas(self) -> tuple[Any, Any]:
         """``(vertices, edges)`` as pandas DataFrames."""
@@ -89,8 +127,64 @@ class Snapshot:
 
     def to_ray_dataset(self) -> tuple[Any, Any]:
         """``(vertices, edges)`` as Ray datasets built straight from the object refs (or
-        from the tables of a snapshot built in this process)."""
+        from the tables of a snapshot built in this process). The tables stay in the
+        object store: call :meth:`restore` first after a node was lost."""
         return _dataset(self.vertex_refs), _dataset(self.edge_refs)
+
+    def restore(self) -> list[int]:
+        """Build again every part whose tables were lost with their node (reading a
+        snapshot's tables does this by itself); returns those shards.
+        :class:`SnapshotLost` if one cannot be built the same again."""
+        lost = [k for k in range(len(self.vertex_refs)) if self._lost(k)]
+        for shard in lost:
+            self._rebuild(shard)
+        return lost
+
+    def _parts(self, which: str) -> list[pa.Table]:
+        try:
+            return _tables(getattr(self, which))
+        except _LOST:
+            self.restore()
+            return _tables(getattr(self, which))
+
+    def _lost(self, shard: int) -> bool:
+        refs = [p for p in (self.vertex_refs[shard], self.edge_refs[shard]) if _is_ref(p)]
+        if not refs:
+            return False
+        try:
+            ray.get(refs)
+        except _LOST:
+            return True
+        return False
+
+    def _rebuild(self, shard: int) -> None:
+        """Shard ``shard``'s part again, checked to be the same as the one lost."""
+        m = self.meta
+        node = m.part_nodes[shard] if shard < len(m.part_nodes) else "?"
+        what = f"snapshot part of shard {shard} (built on node {node[:12]}, lost with it)"
+        again = f"take the snapshot again ({_how_to_take(m)})"
+        if self.rebuild is None:
+            raise SnapshotLost(f"{what} cannot be built again here: {again}")
+        try:
+            vertices, edges, stats, built_on = self.rebuild(shard, m.cut[shard])
+            got = (stats["bound"], stats["vertices"], stats["edges"])
+            want = (m.cut[shard], m.part_vertices[shard], m.part_edges[shard])
+            if got != want:
+                raise SnapshotLost(
+                    f"{what}: its log now gives (last clock, vertices, edges) {got}, not "
+                    f"{want}: {again}"
+                )
+            ray.get([p for p in (vertices, edges) if _is_ref(p)])
+        except SnapshotLost:
+            raise
+        except Exception as exc:
+            raise SnapshotLost(
+                f"{what} could not be built again from its log ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}): {again}"
+            ) from exc
+        self.vertex_refs[shard], self.edge_refs[shard] = vertices, edges
+        if shard < len(m.part_nodes):
+            m.part_nodes[shard] = built_on
 
     def to_networkx(self) -> Any:
         """A ``networkx.DiGraph`` with vertex and edge attributes."""
@@ -111,6 +205,18 @@ class Snapshot:
         pq.write_table(self.vertices(), paths[0])
         pq.write_table(self.edges(), paths[1])
         return paths
+
+
+def _is_ref(part: Part) -> bool:
+    return isinstance(part, ray.ObjectRef)
+
+
+def _how_to_take(meta: SnapshotMeta) -> str:
+    if meta.kind == "time":
+        return f"graph.snapshot(at={meta.at!r})"
+    if meta.kind == "window":
+        return f"graph.snapshot(window={meta.window!r})"
+    return f"graph.snapshot(clock={meta.cut!r})"
 
 
 def _tables(parts: list[Part]) -> list[pa.Table]:
@@ -149,10 +255,11 @@ def _build_part(
     clock: tuple[int, ...] | None,
     at: float | None,
     since: float | None,
+    bound: int | None = None,
 ) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
     store = RocksLogStore(path, read_only=True)
     try:
-        return _part(store, shard, schema, clock, at, since)
+        return _part(store, shard, schema, clock, at, since, bound)
     finally:
         store.close()
 
@@ -164,9 +271,12 @@ def _part(
     clock: tuple[int, ...] | None,
     at: float | None,
     since: float | None,
+    bound: int | None = None,
 ) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
-    """One shard's tables at the cut, and what building them took."""
-    bound = consistent_bound(store, shard, clock) if clock is not None else None
+    """One shard's tables at the cut (``bound``: a worker clock found for it before,
+    instead of the one ``clock`` gives), and what building them took."""
+    if bound is None and clock is not None:
+        bound = consistent_bound(store, shard, clock)
     part = rebuild_part(store, shard, bound=bound, at=at, since=since)
     vertex_rows, edge_rows = part_rows(part)
     stats = {
@@ -228,33 +338,56 @@ def build_snapshot(
     clock: tuple[int, ...] | None = None,
     at: float | None = None,
     since: float | None = None,
+    nodes_now: Callable[[], list[str]] | None = None,
 ) -> Snapshot:
     """Rebuild every shard's part in parallel (one task per shard, on ``node_id``, or on
     ``node_id[shard]`` when the logs are on several nodes), all with the graph's schema
-    (read from the shards' logs first)."""
+    (read from the shards' logs first). With ``nodes_now`` (the shards' nodes now, once
+    they answer), a part lost with its node is built again when read (see the module
+    doc)."""
     started = time.perf_counter()
-    nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else node_id
-    # no CPU reserved: a task must run where its log is, and long-lived actors (e.g. Spark
-    # executors) may hold every CPU of that node
-    strategies = [NodeAffinitySchedulingStrategy(n, soft=False) for n in nodes]
+    nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else list(node_id)
     schemas = ray.get(
         [
-            _schema.options(scheduling_strategy=strategies[k], num_cpus=0).remote(path)
+            _schema.options(scheduling_strategy=_on(nodes[k]), num_cpus=0).remote(path)
             for k, path in enumerate(shard_paths)
         ]
     )
     schema = Schema.empty()
     for found in schemas:
         schema = schema.merge(found)
-    vertex_refs, edge_refs, stat_refs = [], [], []
-    for shard, path in enumerate(shard_paths):
-        v, e, s = _build_part.options(scheduling_strategy=strategies[shard], num_cpus=0).remote(
-            path, shard, schema, clock, at, since
+
+    def submit(shard: int, node: str, bound: int | None) -> tuple[Part, Part, ray.ObjectRef]:
+        v, e, s = _build_part.options(scheduling_strategy=_on(node), num_cpus=0).remote(
+            shard_paths[shard], shard, schema, clock, at, since, bound
         )
-        vertex_refs.append(v)
-        edge_refs.append(e)
-        stat_refs.append(s)
-    return _finish(meta, vertex_refs, edge_refs, ray.get(stat_refs), started)
+        return v, e, s
+
+    parts = [submit(shard, nodes[shard], None) for shard in range(len(shard_paths))]
+    snapshot = _finish(
+        meta,
+        [v for v, _, _ in parts],
+        [e for _, e, _ in parts],
+        ray.get([s for _, _, s in parts]),
+        started,
+    )
+    meta.part_nodes = nodes
+    if nodes_now is not None:
+        find_nodes = nodes_now
+
+        def rebuild(shard: int, bound: int) -> tuple[Part, Part, dict[str, Any], str]:
+            node = find_nodes()[shard]
+            v, e, s = submit(shard, node, bound)
+            return v, e, ray.get(s), node
+
+        snapshot.rebuild = rebuild
+    return snapshot
+
+
+def _on(node: str) -> NodeAffinitySchedulingStrategy:
+    """Run on ``node`` only. No CPU is reserved by these tasks: a task must run where its
+    log is, and long-lived actors (e.g. Spark executors) may hold every CPU of that node."""
+    return NodeAffinitySchedulingStrategy(node, soft=False)
 
 
 @ray.remote

@@ -38,6 +38,7 @@ or booleans; a null property is left out of that row's properties.
 from __future__ import annotations
 
 import hashlib
+import re
 import time as _time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ __all__ = [
     "BadRow",
     "BlockLayout",
     "PreparedUpdates",
+    "TableUnreadable",
     "UpdateColumns",
     "prepare_updates",
     "read_table",
@@ -77,7 +79,7 @@ _SRC, _DST, _TIME, _KIND, _PART, _KEY = (
     "_cr_part",
     "_cr_key",
 )
-_REASON, _MID = "_cr_reason", "_cr_mid"
+_REASON, _MID, _FILE = "_cr_reason", "_cr_mid", "_cr_file"
 _ROW_BITS = 33  # monotonically_increasing_id(): partition index << 33 | position in it
 _BATCH_ROWS = 10_000  # rows turned into Python objects at a time by a source actor
 
@@ -88,6 +90,11 @@ _FRACTIONAL = (T.FloatType, T.DoubleType, T.DecimalType)
 _PROP_TYPES = (*_INTEGRAL, T.FloatType, T.DoubleType, T.StringType, T.BooleanType)
 _DECIMAL = r"^-?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$"
 _NONFINITE = r"(?i)^[+-]?(nan|inf|infinity)$"
+
+
+class TableUnreadable(ValueError):
+    """Spark could not read a table's files (a damaged or empty Parquet file, a file that
+    is not of the format): one line naming the files and what Spark said."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +146,14 @@ class UpdateColumns:
 
 @dataclass(frozen=True)
 class BadRow:
-    """A rejected row: its 1-based position in the DataFrame, what is wrong with it, and
-    its fields as text (``col=value, ...``)."""
+    """A rejected row: its 1-based position in the DataFrame, what is wrong with it, its
+    fields as text (``col=value, ...``), and the file Spark read it from (``None``: a
+    DataFrame not read from files)."""
 
     row: int
     reason: str
     text: str
+    file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -263,12 +272,65 @@ def read_table(
 ) -> DataFrame:
     """A Parquet file or directory, or CSV file(s), as a DataFrame. CSV columns are named
     by the header line (else ``_c0``, ``_c1``...) and typed by Spark's inference (a column
-    with a value that is not a number stays text, and is checked as such)."""
-    if fmt == "parquet":
-        return spark.read.parquet(path)
-    if fmt == "csv":
-        return spark.read.csv(path, header=header, inferSchema=True)
-    raise ValueError(f"unknown table format {fmt!r}; expected 'parquet' or 'csv'")
+    with a value that is not a number stays text, and is checked as such). A file Spark
+    cannot read, or one without columns (empty), raises :class:`TableUnreadable`."""
+    if fmt not in ("parquet", "csv"):
+        raise ValueError(f"unknown table format {fmt!r}; expected 'parquet' or 'csv'")
+    try:
+        if fmt == "parquet":
+            frame = spark.read.parquet(path)
+        else:
+            frame = spark.read.csv(path, header=header, inferSchema=True)
+    except Exception as exc:
+        said = _spark_said(exc)
+        raise TableUnreadable(f"{path}: Spark cannot read it as {fmt}: {said}") from None
+    if not frame.columns:
+        raise TableUnreadable(f"{path}: no columns in it as {fmt} (an empty file?)")
+    return frame
+
+
+def _spark_said(error: BaseException) -> str:
+    """What Spark (or the JVM under it) said, in one line: the root cause (the last
+    ``Caused by:`` with a message) if the error has a Java stack, else its first line;
+    without the stack and the exception class names."""
+    lines = [line.strip().removeprefix(": ").strip() for line in str(error).splitlines()]
+    causes = [_unwrapped(line) for line in lines if line.startswith("Caused by: ")]
+    causes = [c for c in causes if c and "Exception thrown in awaitResult" not in c]
+    if causes:
+        return causes[-1][:300]
+    for line in lines:
+        if not line or line.startswith(("An error occurred while calling", "at ", "py4j")):
+            continue
+        return _unwrapped(line)[:300]
+    return type(error).__name__
+
+
+def _unwrapped(line: str) -> str:
+    while (found := _JAVA_ERROR.match(line)) is not None:
+        line = found.group(1)
+    return line.strip()
+
+
+_JAVA_ERROR = re.compile(r"^(?:Caused by: )?[\w.$]+(?:Exception|Error): (.*)$")
+
+
+def _files_of(frame: DataFrame) -> str:
+    """The files ``frame`` is read from, for errors (``"the DataFrame"`` if none)."""
+    try:
+        files = [_local(f) for f in frame.inputFiles()]
+    except Exception:
+        files = []
+    if not files:
+        return "the DataFrame"
+    return files[0] if len(files) == 1 else f"{files[0]} (and {len(files) - 1} more files)"
+
+
+def _local(uri: str) -> str:
+    """A ``file:`` URI as a path (others as given)."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
 def prepare_updates(
@@ -293,14 +355,24 @@ def prepare_updates(
     layout = BlockLayout(
         columns.dst is not None, columns.kind is not None, tuple(n for n, _ in columns.props)
     )
-    checked = _checked(frame, columns).persist()  # validated once, fed from the same rows
+    try:
+        checked = _checked(frame, columns).persist()  # validated once, fed from the same rows
+    except ValueError as exc:
+        raise ValueError(f"{_files_of(frame)}: {exc}") from None
     valid = F.col(_REASON).isNull()
     content = F.xxhash64(*_content(layout))
-    totals = checked.agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.count(_REASON).alias("bad"),
-        F.sum(F.when(valid, F.pmod(content, F.lit(2**31 - 1)))).alias("hashes"),
-    ).first()
+    try:
+        totals = checked.agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count(_REASON).alias("bad"),
+            F.sum(F.when(valid, F.pmod(content, F.lit(2**31 - 1)))).alias("hashes"),
+        ).first()
+    except Exception as exc:  # the files could not be read (nothing moved yet)
+        checked.unpersist()
+        raise TableUnreadable(
+            f"{_files_of(frame)}: Spark could not read the rows: {_spark_said(exc)}; nothing "
+            "ingested"
+        ) from None
     bad, rows = totals["bad"], totals["rows"] - totals["bad"]
     digest = hashlib.blake2b(f"{rows}:{totals['hashes']}".encode(), digest_size=4).hexdigest()
     prepared = PreparedUpdates(parts, layout, rows, bad, digest, 0.0)
@@ -351,6 +423,12 @@ def _id(frame: DataFrame, name: str, ids: IdType | None, what: str) -> tuple[Col
     fine = F.lit(None).cast("string")
     if isinstance(dtype, _INTEGRAL):
         return (raw.cast("string") if ids == "str" else raw.cast("long")), fine
+    if isinstance(dtype, T.DecimalType) and dtype.scale == 0:  # e.g. CSV ids past 64 bits
+        if ids == "str":
+            return raw.cast("string"), fine
+        parsed = _try_cast(name, "BIGINT")
+        beyond = raw.isNotNull() & parsed.isNull()
+        return parsed, F.when(beyond, _quoted(f"{what} id is out of the 64-bit range", raw))
     if not isinstance(dtype, T.StringType):
         raise ValueError(
             f"column {name!r} is {dtype.simpleString()}: vertex ids are integers or strings"
@@ -446,6 +524,7 @@ def _checked(frame: DataFrame, columns: UpdateColumns) -> DataFrame:
     selected.append(reason.alias(_REASON))
     bad = reason.isNotNull()
     selected += [F.when(bad, _col(n)).alias(_raw(i)) for i, n in enumerate(columns.used())]
+    selected.append(F.when(bad, F.input_file_name()).alias(_FILE))
     return frame.select(*selected)
 
 
@@ -479,7 +558,7 @@ def _first_bad(checked: DataFrame, columns: UpdateColumns) -> BadRow:
     used = columns.used()
     found = _positioned(checked).orderBy("row").first()
     text = ", ".join(f"{n}={found[_raw(i)]!r}" for i, n in enumerate(used))
-    return BadRow(found["row"], found[_REASON], text)
+    return BadRow(found["row"], found[_REASON], text, _local(found[_FILE] or "") or None)
 
 
 def _write_rejects(checked: DataFrame, columns: UpdateColumns, source: str, path: str) -> None:

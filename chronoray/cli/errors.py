@@ -59,7 +59,7 @@ def error_line(exc: BaseException) -> str:
         exc = cause
     if isinstance(exc, (*USER_ERRORS, Failed, MalformedRecord, OutOfOrder)):
         return one_line(str(exc))
-    if type(exc).__name__ == "VertexNotFound":
+    if type(exc).__name__ in ("VertexNotFound", "TableUnreadable"):
         return one_line(str(exc))
     first = next(iter(one_line(str(exc)).split("; ")), "")
     return f"{type(exc).__name__}: {first} (--debug shows the traceback)"

@@ -2,9 +2,9 @@
 and comes back, every update is logged at its own event time, so every past cut equals
 the file (:mod:`bench.restarts`: the odd and even lines of a skewed stream into 4
 shards). In process with ``LocalRuntime.crash``/``crash_source``/``crash_coordinator``;
-on Ray with SIGKILLs of shard, source actor and controller processes
-(:mod:`chronoray.testing`; the 300 k-event, 12-kill run is ``long``; its last result is
-in ``bench/results/restarts.md``)."""
+on Ray with SIGKILLs of shard, source actor and controller processes, each once the
+sources paused at its share of the stream (:mod:`chronoray.testing`; the 300 k-event,
+12-kill run is ``long``; its last result is in ``bench/results/restarts.md``)."""
 
 from __future__ import annotations
 
@@ -37,13 +37,13 @@ def test_crashes_of_the_coordinator_in_process_leave_every_cut_exact():
 
 
 @pytest.mark.ray
-@pytest.mark.long  # flaky: its kills are timed, and a fast ingest can end after one controller
-# kill (seen 2026-11-27); the suite's chaos run kills the controller by schedule meanwhile
 def test_kills_of_controller_shard_and_source_processes_on_ray_leave_every_cut_exact(
     ray_session, tmp_path
 ):
-    result = _ray_ingest(skewed(40_000), 0, 4, tmp_path, 3, plan=CONTROLLER_AGAIN)
-    assert result["killed"].count("controller 0") >= 2 and result["kills"] >= 3, result
+    # each kill waits for both sources to pause at their share of the stream (gated): all
+    # seven land while the sources read, whatever the machine's speed
+    result = _ray_ingest(skewed(40_000), 0, 4, tmp_path, 3, plan=CONTROLLER_AGAIN, gated=True)
+    assert result["killed"] == [f"{kind} {k}" for kind, k in CONTROLLER_AGAIN], result
     assert result["updates"] == 40_000 and result["wrong"] == 0, result["cuts"]
 
 

@@ -12,6 +12,7 @@ from ephemeral import (
     BfsDepth,
     Computation,
     DegreeHistogram,
+    LiveComputationLost,
     LivePageRank,
     WeaklyConnectedComponents,
 )
@@ -131,11 +132,14 @@ def test_crashed_shard_loses_its_computation_state(college_updates):
     hist = rt.start_computation(DegreeHistogram())
     rt.ingest(college_updates[:500])
     rt.crash(1)
-    with pytest.raises(KeyError, match="no computation"):
-        hist.result()  # documented: stop and start it again
-    hist.stop()
-    hist = rt.start_computation(DegreeHistogram())
+    with pytest.raises(
+        LiveComputationLost, match=rf"'{hist.id}' \(DegreeHistogram\) was lost on shard 1"
+    ):
+        hist.result()  # documented: restart() starts it again
+    hist.restart()
     check_histogram(hist.result(), graph_of(college_updates[:500]))
+    rt.ingest(college_updates[500:800])
+    check_histogram(hist.result(), graph_of(college_updates[:800]))
     rt.close()
 
 
