@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.table import Table
 
-from chronoray.cli.options import PathArg
+from chronoray.cli.options import Output, PathArg, output_options
+from chronoray.cli.rendering import Column, View, print_view
 from chronoray.config import env_name, load_settings, read_settings_file
 
 __all__ = ["CepSettings", "cep"]
@@ -142,7 +142,10 @@ def _run_options(f: F) -> F:
     ]  # fmt: skip
     for option in reversed(options):
         f = option(f)
-    return f
+    return output_options(
+        json_help="Print JSON: the query, OUT and the measures (numbers whole).",
+        csv_help="Print the measures as CSV (measure,value; numbers whole).",
+    )(f)
 
 
 _RUN = ("instances", "runtime", "batch_size", "rate", "on_error")
@@ -152,12 +155,14 @@ _RUN = ("instances", "runtime", "batch_size", "rate", "on_error")
 @click.option("--posts", type=_FILE, required=True, help="posts.dat of the DEBS 2016 data.")
 @click.option("--comments", type=_FILE, required=True, help="comments.dat of the data.")
 @_run_options
-def q1(posts: Path, comments: Path, out: Path, rejects: Path | None, **given: Any) -> None:
+def q1(
+    posts: Path, comments: Path, out: Path, rejects: Path | None, output: Output, **given: Any
+) -> None:
     """Query 1: the top-3 posts by decaying score, a line whenever they change."""
     from cep.readers import DebsFiles
 
     settings = _settings(given)
-    _run("q1", DebsFiles(posts=posts, comments=comments), {}, settings, out, rejects)
+    _run("q1", DebsFiles(posts=posts, comments=comments), {}, settings, out, rejects, output)
 
 
 @cep.command()
@@ -177,7 +182,13 @@ def q1(posts: Path, comments: Path, out: Path, rejects: Path | None, **given: An
              help="Shards of each instance's chronoray graph (--store log).")  # fmt: skip
 @_run_options
 def q2(
-    comments: Path, likes: Path, friendships: Path, out: Path, rejects: Path | None, **given: Any
+    comments: Path,
+    likes: Path,
+    friendships: Path,
+    out: Path,
+    rejects: Path | None,
+    output: Output,
+    **given: Any,
 ) -> None:
     """Query 2: the top-k comments by the community of friends who liked them within D s."""
     from cep.readers import DebsFiles
@@ -185,7 +196,7 @@ def q2(
     settings = _settings(given)
     files = DebsFiles(comments=comments, likes=likes, friendships=friendships)
     params = settings.of("k", "d", "community", "store", "shards")
-    _run("q2", files, params, settings, out, rejects)
+    _run("q2", files, params, settings, out, rejects, output)
 
 
 def _run(
@@ -195,6 +206,7 @@ def _run(
     settings: CepSettings,
     out: Path,
     rejects: Path | None,
+    output: Output = "table",
 ) -> None:
     import chronoray as cr
     from cep.debs import QUERY_FILES, run_query
@@ -223,30 +235,47 @@ def _run(
         before = f"the lines for the events before it are in {out}; see --on-error skip"
         _err.print(before, soft_wrap=True)  # one line each, never wrapped inside a path
         sys.exit(2)
-    table = Table(title=f"DEBS 2016 {query.upper()} -> {out}")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    rows = [
-        ("input events", f"{report.events:,}"),
-        *((f"  {kind}", f"{stats.events[kind]:,}") for kind in QUERY_FILES[query]),
-        ("rejected lines", f"{stats.rejected:,}" + (f" (in {rejects})" if stats.rejected else "")),
-        ("output lines", f"{report.lines:,}"),
-        ("instances", f"{report.instances} ({report.runtime})"),
-        ("seconds", f"{report.seconds:.2f}"),
-        ("events/s", f"{report.rate:,.0f}"),
-        ("batches", f"{report.batches:,}"),
-        ("latency per event, mean / p99",
-         f"{report.latency_mean_ms:.2f} / {report.latency_p99_ms:.2f} ms"),
-        ("latency per line, mean / p99",
-         f"{report.line_latency_mean_ms:.2f} / {report.line_latency_p99_ms:.2f} ms"),
-        ("driver: read + split", f"{report.split_seconds:.2f} s"),
-        ("driver: waiting on instances", f"{report.wait_seconds:.2f} s"),
-        ("driver: merge + write", f"{report.merge_seconds:.2f} s"),
-        ("instances busy (sum)", f"{sum(s['busy_seconds'] for s in report.instance_stats):.2f} s"),
-    ]  # fmt: skip
-    for name, value in rows:
-        table.add_row(name, value)
-    Console().print(table)
+    view = report_view(query, out, report, stats, rejects)
+    data = {"query": query, "out": str(out), "measures": {m: v for m, v in view.rows}}
+    print_view(view, output, data)
+
+
+def report_view(query: str, out: Path, report: Any, stats: Any, rejects: Path | None) -> View:
+    """What a query run measured, as a two-column :class:`View` (measure, value): values
+    are numbers (CSV and JSON keep them whole; the table shows ``1,234`` and ``0.12``)."""
+    from cep.debs import QUERY_FILES
+
+    busy = sum(s["busy_seconds"] for s in report.instance_stats)
+    rows: list[tuple[str, Any]] = [
+        ("input events", report.events),
+        *((f"  {kind}", stats.events[kind]) for kind in QUERY_FILES[query]),
+        ("rejected lines", stats.rejected),
+        *([("rejected lines file", str(rejects))] if stats.rejected else []),
+        ("output lines", report.lines),
+        ("instances", report.instances),
+        ("runtime", report.runtime),
+        ("seconds", report.seconds),
+        ("events/s", report.rate),
+        ("batches", report.batches),
+        ("latency per event, mean ms", report.latency_mean_ms),
+        ("latency per event, p99 ms", report.latency_p99_ms),
+        ("latency per line, mean ms", report.line_latency_mean_ms),
+        ("latency per line, p99 ms", report.line_latency_p99_ms),
+        ("driver: read + split s", report.split_seconds),
+        ("driver: waiting on instances s", report.wait_seconds),
+        ("driver: merge + write s", report.merge_seconds),
+        ("instances busy (sum) s", busy),
+    ]
+    columns = [Column("measure", justify="left"), Column("value", show=_shown)]
+    return View(f"DEBS 2016 {query.upper()} -> {out}", columns, [list(r) for r in rows])
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool) or isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.2f}"
 
 
 @cep.command()

@@ -486,8 +486,10 @@ class GatewayClient:
         top: int = 10,
         **params: Any,
     ) -> AnalysisSummary:
-        """Run the registered Spark analysis ``name`` on a cut (as :meth:`snapshot` takes
-        it; ``times``/``buckets`` for series analyses); ``params`` go to the analysis."""
+        """Run the registered analysis ``name`` on a cut (as :meth:`snapshot` takes
+        it; ``times``/``buckets`` for series analyses); ``params`` go to the analysis, and
+        ``engine=`` (``local``, ``ray``, ``spark``; left out: ``auto``, by size) says where
+        it runs (``info["engine"]``/``["engine_reason"]`` of the summary say where it did)."""
         request = pb.AnalyzeRequest(
             name=name,
             cut=_snapshot_cut(at, clock, window),

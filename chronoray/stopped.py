@@ -174,22 +174,19 @@ def stopped_snapshot(
     clock: list[int] | tuple[int, ...] | None = None,
     window: tuple[float, float] | None = None,
 ) -> tuple[Snapshot | None, str]:
-    """The snapshot of the graph in ``log_dir`` read from its logs, if it is not running and
-    its logs alone answer the cut exactly; else ``None``. The second value says why not
-    (or how it was answered), for people."""
-    if not Manifest.exists(Path(log_dir)):
+    """The snapshot of the graph in ``log_dir`` read from its logs, if it is not running
+    and its logs alone answer the cut exactly; else ``None``, with why when it is the logs
+    that cannot answer (messages in flight; ``""`` for a running graph or no graph)."""
+    if not Manifest.exists(Path(log_dir)) or graph_running(log_dir):
         return None, ""
-    if graph_running(log_dir):
-        return None, "the graph is running: asked through it"
     from chronoray.travel import TimeTravel  # travel builds on the runtimes' modules
 
     with StoppedLogs(log_dir) as logs:
         try:
-            snap = TimeTravel(logs).snapshot(at, clock=clock, window=window)
+            # its tables are built in this process: nothing reads the stores after this
+            return TimeTravel(logs).snapshot(at, clock=clock, window=window), ""
         except SnapshotNotReady as exc:
             return None, f"{exc}; opening it"
-        # its tables were built in this process: nothing reads the stores after this
-        return snap, "read from the logs (the graph is not running)"
 
 
 mark_module_api(globals())

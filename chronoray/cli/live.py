@@ -13,11 +13,26 @@ from rich.table import Table
 
 from chronoray.cli.app import main
 from chronoray.cli.feeding import report_lines
-from chronoray.cli.options import PathArg, format_option, shards_option, vertex_id
-from chronoray.cli.rendering import console, err_console, short, show_date
+from chronoray.cli.options import (
+    Output,
+    PathArg,
+    format_option,
+    output_options,
+    shards_option,
+    vertex_id,
+)
+from chronoray.cli.rendering import (
+    Column,
+    View,
+    console,
+    err_console,
+    print_view,
+    short,
+    show_date,
+)
 from chronoray.cli.target import ClusterTarget, SubscribeRequest, Target, target_options
 
-__all__ = ["live", "live_table", "subscribe"]
+__all__ = ["live", "live_table", "live_view", "subscribe"]
 
 _LIVE_CHOICES = ["degrees", "pagerank", "bfs", "wcc"]
 
@@ -36,35 +51,35 @@ def _live_computation(name: str, source: str | None, tol: float) -> Any:
     return cr.BfsDepth(source=vertex_id(source))
 
 
-def live_table(name: str, live: Any, updates: int, seconds: float) -> Table:
-    """A table of a live computation's current result (what ``chronoray live`` redraws)."""
+def live_view(name: str, live: Any, updates: int, seconds: float) -> View:
+    """A live computation's current result as a :class:`View` (what ``chronoray live``
+    redraws, and prints as CSV or JSON): degrees (the first 15), PageRank (the top 10),
+    BFS depths, or WCC's measures."""
     rate = updates / seconds if seconds else 0.0
-    table = Table(title=f"live {name}: {updates:,} updates in {seconds:.1f} s ({rate:,.0f}/s)")
+    title = f"live {name}: {updates:,} updates in {seconds:.1f} s ({rate:,.0f}/s)"
+    count = "{:,}".format
     if name == "degrees":
         result = live.result()
-        table.add_column("degree", justify="right")
-        table.add_column("vertices (out)", justify="right")
-        table.add_column("vertices (in)", justify="right")
-        for degree in sorted(set(result["out"]) | set(result["in"]))[:15]:
-            out_n, in_n = result["out"].get(degree, 0), result["in"].get(degree, 0)
-            table.add_row(str(degree), f"{out_n:,}", f"{in_n:,}")
+        degrees = sorted(set(result["out"]) | set(result["in"]))[:15]
+        columns = [Column("degree"), Column("vertices (out)", show=count),
+                   Column("vertices (in)", show=count)]  # fmt: skip
+        rows = [[d, result["out"].get(d, 0), result["in"].get(d, 0)] for d in degrees]
     elif name == "pagerank":
-        values = live.values()
-        table.add_column("vertex", justify="right")
-        table.add_column("pagerank", justify="right")
-        for vertex, rank in sorted(values.items(), key=lambda kv: -kv[1])[:10]:
-            table.add_row(str(vertex), f"{rank:.6f}")
+        ranked = sorted(live.values().items(), key=lambda kv: -kv[1])[:10]
+        columns = [Column("vertex"), Column("pagerank", show="{:.6f}".format)]
+        rows = [[vertex, rank] for vertex, rank in ranked]
     elif name == "bfs":
-        table.add_column("depth", justify="right")
-        table.add_column("vertices", justify="right")
-        for depth, count in live.result().items():
-            table.add_row(str(depth), f"{count:,}")
+        columns = [Column("depth"), Column("vertices", show=count)]
+        rows = [[depth, n] for depth, n in live.result().items()]
     else:
-        table.add_column("measure")
-        table.add_column("value", justify="right")
-        for key, value in live.result().items():
-            table.add_row(key, f"{value:,}")
-    return table
+        columns = [Column("measure", justify="left"), Column("value", show=count)]
+        rows = [[key, value] for key, value in live.result().items()]
+    return View(title, columns, rows)
+
+
+def live_table(name: str, live: Any, updates: int, seconds: float) -> Table:
+    """A table of a live computation's current result, fitting the console."""
+    return live_view(name, live, updates, seconds).table(console.width)
 
 
 @main.command()
@@ -82,6 +97,11 @@ def live_table(name: str, live: Any, updates: int, seconds: float) -> Table:
 @click.option("--bfs-source", default=None, help="Source vertex for bfs.")
 @click.option("--tol", type=float, default=1e-6, help="PageRank tolerance.")
 @click.option("--refresh", type=float, default=0.5, help="Seconds per redraw.")
+@output_options(
+    json_help="Print the final result as JSON (title, columns, rows); the ingest report "
+    "goes to stderr.",
+    csv_help="Print the final result as CSV; the ingest report goes to stderr.",
+)
 def live(
     path: Path,
     fmt: str,
@@ -91,8 +111,10 @@ def live(
     bfs_source: str | None,
     tol: float,
     refresh: float,
+    output: Output,
 ) -> None:
-    """Ingest an edge file with a live computation, showing its result as it changes."""
+    """Ingest an edge file with a live computation, showing its result as it changes (on a
+    terminal; else, and with --json or --csv, only the final result)."""
     from rich.live import Live
 
     from chronoray.sources import open_source
@@ -104,7 +126,7 @@ def live(
         job = graph.ingest(source, wait=False)
         notes = list(graph.file_notes)
         started = time.perf_counter()
-        if console.is_terminal:  # redrawn in place; piped, only the final table is printed
+        if console.is_terminal and output == "table":  # redrawn; piped: the final one only
             with Live(console=console, auto_refresh=False, transient=True) as screen:
                 while not job.done():
                     read = job.progress().get("read", 0)
@@ -115,11 +137,14 @@ def live(
                     time.sleep(refresh)
         report = job.wait()
         graph.wait_idle()
+        said = console if output == "table" else err_console  # stdout: the result only
         for line in [*notes, report_lines(report, None)]:
-            console.print(line, soft_wrap=True)
-        console.print(f"[green]done[/]; final result of {handle.id}:")
-        console.print(live_table(name, handle, report.updates, time.perf_counter() - started))
+            said.print(line, soft_wrap=True)
+        said.print(f"[green]done[/]; final result of {handle.id}:")
+        view = live_view(name, handle, report.updates, time.perf_counter() - started)
         handle.stop()
+    data = {"title": view.title, "columns": [c.name for c in view.columns], "rows": view.rows}
+    print_view(view, output, data)
 
 
 @main.command()

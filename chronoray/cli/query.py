@@ -11,7 +11,7 @@ import click
 
 from chronoray.analysis import ANALYSIS_NAMES
 from chronoray.cli.app import main
-from chronoray.cli.errors import Failed, error_line
+from chronoray.cli.errors import Failed
 from chronoray.cli.options import (
     TIME_HELP,
     EventTime,
@@ -33,7 +33,7 @@ from chronoray.cli.rendering import (
     show_date,
     stats_views,
 )
-from chronoray.cli.target import ClusterTarget, Target, target_options
+from chronoray.cli.target import AnalyzeRequest, ClusterTarget, Target, target_options
 
 __all__ = ["analyze", "history", "inspect_log", "snapshot_cmd", "stats", "upgrade_log", "vertex"]
 
@@ -58,27 +58,17 @@ def stats(target: Target, output: Output) -> None:
             console.print(line)
 
 
-def _found(target: ClusterTarget, find: Any) -> Any:
-    """What ``find(graph)`` returns, an unknown vertex said in one line."""
-    from shards.core import VertexNotFound
-
-    with target.open() as graph:
-        try:
-            return find(graph)
-        except VertexNotFound as exc:
-            raise Failed(f"{error_line(exc)} in {target.where}") from exc
-
-
 @main.command()
 @click.argument("vertex_id")
-@target_options()
+@target_options(server=True)
 @output_options(
     json_help="Print JSON: the vertex's type, clock, time, state and edges.",
     csv_help="Print CSV: its edges (direction, other vertex, properties).",
 )
-def vertex(vertex_id: str, target: ClusterTarget, output: Output) -> None:
-    """State and edges of one vertex (edges by the other vertex's id, 50 of each shown)."""
-    found = _found(target, lambda graph: graph.vertex(_id(vertex_id)))
+def vertex(vertex_id: str, target: Target, output: Output) -> None:
+    """State and edges of one vertex (edges by the other vertex's id, 50 of each shown), of
+    a running graph (--graph, or --server through a gateway) or the one in LOG_DIR."""
+    found = _in_order(target.vertex(_id(vertex_id)))
     directions = {"out": found["out_edges"], "in": found["in_edges"]}
     names = sorted({k for edges in directions.values() for p in edges.values() for k in p})
     edge_columns = [Column("vertex"), *(Column(n, 1, wrap=True) for n in names)]
@@ -104,52 +94,57 @@ def vertex(vertex_id: str, target: ClusterTarget, output: Output) -> None:
     print_view(views, output, found)
 
 
+def _in_order(found: dict[str, Any]) -> dict[str, Any]:
+    """A vertex as printed, whichever target found it: state keys and edge properties
+    sorted by name, edges by the other vertex's id (numbers in numeric order)."""
+
+    def edges(of: dict[Any, dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+        ordered = sorted(of.items(), key=lambda kv: id_order(kv[0]))
+        return {other: dict(sorted(props.items())) for other, props in ordered}
+
+    return found | {
+        "state": dict(sorted(found["state"].items())),
+        "out_edges": edges(found["out_edges"]),
+        "in_edges": edges(found["in_edges"]),
+    }
+
+
 def _id(text: str) -> int | str:
     return vertex_id(text)
 
 
 @main.command("snapshot")
-@target_options()
+@target_options(server=True)
 @cut_options
 @click.option(
     "--out",
     type=PathArg(path_type=Path),
-    required=True,
-    help="Folder for vertices.parquet and edges.parquet (created if missing).",
+    default=None,
+    help="Folder for vertices.parquet and edges.parquet (created if missing); required "
+    "without --server (a gateway writes under its own --output-dir).",
 )
 def snapshot_cmd(
-    target: ClusterTarget,
+    target: Target,
     at: float | None,
     clock: list[int] | None,
     window: tuple[float, float] | None,
-    out: Path,
+    out: Path | None,
 ) -> None:
-    """Write a consistent past graph as OUT/vertices.parquet and OUT/edges.parquet. A
-    graph in --log-dir that is not running is read from its logs in this process."""
-    snap, how = None, ""
-    if target.graph_name is None and target.log_dir is not None and target.log_dir.exists():
-        from chronoray.stopped import stopped_snapshot
-
-        snap, how = stopped_snapshot(target.log_dir, at, clock=clock, window=window or None)
-    if snap is None:
-        if how:
-            console.print(f"[dim]{how}[/dim]")
-        with target.open() as graph:
-            snap = graph.snapshot(at, clock=clock, window=window or None)
-            paths = snap.save_parquet(out)
-    else:
-        paths = snap.save_parquet(out)
-        how = f" {how};"
-    meta = snap.meta
+    """Write a consistent past graph as OUT/vertices.parquet and OUT/edges.parquet (through
+    a gateway: on its machine, paths printed). A graph in --log-dir that is not running is
+    read from its logs in this process (no Ray)."""
+    made = target.snapshot(at, clock, window or None, out)
+    meta = made.meta
     console.print(
-        f"{snap!r} built in {meta.build_seconds:.2f} s, {meta.replayed:,} log entries replayed "
-        f"(cut {meta.cut});{how} wrote {paths[0]} and {paths[1]}"
+        f"{made.describe()} built in {meta['build_seconds']:.2f} s, {meta['replayed']:,} log "
+        f"entries replayed (cut {list(meta['cut'])}); wrote {made.paths[0]} and "
+        f"{made.paths[1]}{made.where}"
     )
 
 
 @main.command()
 @click.argument("algo", type=click.Choice(ANALYSIS_NAMES))
-@target_options()
+@target_options(server=True)
 @cut_options
 @click.option("--times", default=None, help="activity: comma-separated cut times.")
 @click.option("--buckets", type=int, default=10, help="activity: buckets of --window.")
@@ -165,8 +160,9 @@ def snapshot_cmd(
 @click.option(
     "--out",
     type=PathArg(path_type=Path),
-    required=True,
-    help="Folder for ALGO.parquet and ALGO.png (created if missing).",
+    default=None,
+    help="Folder for ALGO.parquet and ALGO.png (created if missing); required without "
+    "--server (a gateway writes under its own --output-dir).",
 )
 @output_options(
     json_help="Print JSON: the rows shown, and the analysis's facts, engine and files.",
@@ -174,7 +170,7 @@ def snapshot_cmd(
 )
 def analyze(
     algo: str,
-    target: ClusterTarget,
+    target: Target,
     at: float | None,
     clock: list[int] | None,
     window: tuple[float, float] | None,
@@ -184,12 +180,13 @@ def analyze(
     alpha: float,
     top_k: int,
     engine: str,
-    out: Path,
+    out: Path | None,
     output: Output,
 ) -> None:
     """Run an analysis on a snapshot (vectorized kernels here, Ray models, or Spark through
     RayDP in this Ray cluster; --engine, by size unless told); print the top rows, the
-    engine and why, write OUT/ALGO.parquet and OUT/ALGO.png."""
+    engine and why, write OUT/ALGO.parquet and OUT/ALGO.png (through a gateway: on its
+    machine, paths printed)."""
     params: dict[str, Any] = {}
     if algo == "pagerank":
         params = {"alpha": alpha, "weight": weight}
@@ -199,23 +196,17 @@ def analyze(
         cut_times = [float(t) for t in times.split(",")] if times else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--times") from None
+    request = AnalyzeRequest(
+        algo, at, clock, window or None, cut_times, buckets, engine, top_k, params, out
+    )
     status = f"{algo}: snapshot, then the analysis (Spark's start takes ~10 s)"
-    with target.open() as graph, err_console.status(status):  # stdout: the result only
-        result = graph.analyze(
-            algo,
-            at,
-            clock=clock,
-            window=window or None,
-            times=cut_times,
-            buckets=buckets,
-            engine=engine,
-            **params,
-        )
-        paths = result.save(out)
-    top = result.top(top_k)
+    with err_console.status(status):  # stdout: the result only
+        result = target.analyze(request)
+    top = result.top
     rows = [list(row) for row in top.itertuples(index=False)]
-    view = View(result.describe(), _result_columns(list(top.columns)), rows)
-    shown = {k: v for k, v in result.info.items() if v is not None and not k.startswith("engine")}
+    view = View(result.description, _result_columns(list(top.columns)), rows)
+    named = sorted(result.info.items())  # by name: a gateway's reply keeps no order
+    shown = {k: v for k, v in named if v is not None and not k.startswith("engine")}
     data = {
         "analysis": algo,
         "rows": json.loads(top.to_json(orient="records")),
@@ -223,7 +214,7 @@ def analyze(
         "engine": result.engine,
         "engine_reason": result.info["engine_reason"],
         "seconds": result.seconds,
-        "wrote": [str(p) for p in paths],
+        "wrote": result.paths,
     }
     print_view(view, output, data)
     if output != "table":
@@ -231,8 +222,8 @@ def analyze(
     facts = ", ".join(f"{k} {v}" for k, v in shown.items())
     console.print(f"{facts}; {result.engine} time {result.seconds:.2f} s")
     console.print(f"engine {result.engine}: {result.info['engine_reason']}")
-    for path in paths:
-        console.print(f"wrote {path}")
+    for path in result.paths:
+        console.print(f"wrote {path}{result.where}")
 
 
 def _result_columns(names: list[str]) -> list[Column]:
@@ -251,7 +242,7 @@ def _result_columns(names: list[str]) -> list[Column]:
 
 @main.command()
 @click.argument("vertex_id")
-@target_options()
+@target_options(server=True)
 @click.option(
     "--from", "t0", type=EventTime(), default=None, help=f"Earliest event time: {TIME_HELP}."
 )
@@ -259,13 +250,17 @@ def _result_columns(names: list[str]) -> list[Column]:
 @output_options(json_help="Print JSON: one object per state, a line each.")
 def history(
     vertex_id: str,
-    target: ClusterTarget,
+    target: Target,
     t0: float | None,
     t1: float | None,
     output: Output,
 ) -> None:
-    """Every state of one vertex between two times, from its shard's log."""
-    states = _found(target, lambda graph: graph.history(_id(vertex_id), t0, t1))
+    """Every state of one vertex between two times, from its shard's log (JSON: edges as
+    counts, wc 0 for the state it had at --from)."""
+    states = [
+        s | {"state": dict(sorted(s["state"].items()))} if "state" in s else s
+        for s in target.history(_id(vertex_id), t0, t1)
+    ]
     keys = sorted({k for s in states for k in s.get("state", {})})
     columns = [
         Column("clock"),
@@ -284,8 +279,8 @@ def history(
                 [
                     s["clock"],
                     s["time"],
-                    len(s["out_edges"]),
-                    len(s["in_edges"]),
+                    s["out_edges"],
+                    s["in_edges"],
                     *(state.get(k, "") for k in keys),
                 ]  # fmt: skip
             )

@@ -24,15 +24,20 @@ import click
 from click.core import ParameterSource
 
 from chronoray.cli.app import Settings
+from chronoray.cli.errors import Failed, error_line
 from chronoray.cli.feeding import IngestRequest, feed_files, feed_table, feed_through
 from chronoray.cli.options import PathArg, log_dir_option
 from chronoray.cli.rendering import note_driver_log
 
 __all__ = [
+    "AnalyzeRequest",
+    "Analyzed",
     "ClusterTarget",
     "GatewayTarget",
+    "SnapshotMade",
     "SubscribeRequest",
     "Target",
+    "history_row",
     "target_options",
 ]
 
@@ -55,9 +60,71 @@ class SubscribeRequest:
     fmt: str = "snap"
 
 
+@dataclass(frozen=True)
+class AnalyzeRequest:
+    """What ``chronoray analyze`` runs: analysis ``name`` on one cut (``at``, ``clock``,
+    ``window``, or now) or, a series analysis, at ``times`` (or ``buckets`` of
+    ``window``); ``engine`` ``auto`` picks by size; ``top`` rows are shown; ``params`` go
+    to the analysis (``None`` values are left out); files go to ``out``."""
+
+    name: str
+    at: float | None
+    clock: list[int] | None
+    window: tuple[float, float] | None
+    times: list[float] | None
+    buckets: int
+    engine: str
+    top: int
+    params: dict[str, Any]
+    out: Path | None
+
+
+@dataclass(frozen=True)
+class Analyzed:
+    """An analysis as a command shows it, whichever target ran it: its cut in words, the
+    ``top`` rows (a pandas DataFrame), its facts (``engine`` and ``engine_reason``
+    among them), how long it took and the files written (``where`` they are)."""
+
+    description: str
+    top: Any
+    info: dict[str, Any]
+    seconds: float
+    paths: list[str]
+    where: str = ""
+
+    @property
+    def engine(self) -> str:
+        """The engine that ran it (``local``, ``ray`` or ``spark``)."""
+        return str(self.info.get("engine", "spark"))
+
+
+@dataclass(frozen=True)
+class SnapshotMade:
+    """A snapshot a command wrote: its metadata (``GatewayClient.snapshot``'s keys: kind,
+    at, window, cut, vertices, edges, build_seconds, replayed) and its two Parquet files
+    (``where`` they are)."""
+
+    meta: dict[str, Any]
+    paths: list[str]
+    where: str = ""
+
+    def describe(self) -> str:
+        """The snapshot in words, as ``repr(Snapshot)`` says it."""
+        from snapshot.snapshot import Snapshot, SnapshotMeta
+
+        m = self.meta
+        window = None if m["window"] is None else tuple(m["window"])
+        meta = SnapshotMeta(
+            m["kind"], m["at"], window, cut=list(m["cut"]), vertices=m["vertices"],
+            edges=m["edges"],
+        )  # fmt: skip
+        return repr(Snapshot([], [], meta))
+
+
 class Target(Protocol):
     """What the commands that reach a graph either way (``stats``, ``ingest``,
-    ``subscribe``) ask of it."""
+    ``subscribe``, ``vertex``, ``history``, ``snapshot``, ``analyze``) ask of it. An
+    unknown vertex is :class:`~chronoray.cli.errors.Failed` naming it and the graph."""
 
     where: str
     """The graph, in words (a name, a log directory, a gateway address)."""
@@ -77,6 +144,54 @@ class Target(Protocol):
     def notifications(self, request: SubscribeRequest) -> Iterator[Any]:
         """The notifications ``request`` asks for (``Notification`` or ``Lagged``)."""
         ...
+
+    def vertex(self, vertex: int | str) -> dict[str, Any]:
+        """Type, clock, time, state and edges of ``vertex`` now (``GraphCluster.vertex``'s
+        shape)."""
+        ...
+
+    def history(
+        self, vertex: int | str, t0: float | None, t1: float | None
+    ) -> list[dict[str, Any]]:
+        """Every state of ``vertex`` with time in ``[t0, t1]``, preceded by the one at
+        ``t0`` (``wc`` 0), in :func:`history_row`'s shape."""
+        ...
+
+    def snapshot(
+        self,
+        at: float | None,
+        clock: list[int] | None,
+        window: tuple[float, float] | None,
+        out: Path | None,
+    ) -> SnapshotMade:
+        """Build a snapshot of the cut and write it as Parquet (into ``out``)."""
+        ...
+
+    def analyze(self, request: AnalyzeRequest) -> Analyzed:
+        """Run the analysis ``request`` says and write its files."""
+        ...
+
+
+def history_row(state: dict[str, Any]) -> dict[str, Any]:
+    """One state of a vertex's history as commands show it, from either target: ``wc``
+    (0: the state the vertex had at the start), ``clock``, ``time``, and ``deleted`` or
+    ``type``, ``state`` and the edge counts ``out_edges``/``in_edges``."""
+    row: dict[str, Any] = {"wc": state["wc"] or 0, "clock": state["clock"], "time": state["time"]}
+    if state.get("deleted"):
+        return row | {"deleted": True}
+    out_edges, in_edges = state["out_edges"], state["in_edges"]
+    return row | {
+        "type": state["type"],
+        "state": state["state"],
+        "out_edges": out_edges if isinstance(out_edges, int) else len(out_edges),
+        "in_edges": in_edges if isinstance(in_edges, int) else len(in_edges),
+    }
+
+
+def _needs_out(out: Path | None) -> Path:
+    if out is None:
+        raise click.UsageError("Missing option '--out' (the folder for the files)")
+    return out
 
 
 class ClusterTarget:
@@ -191,6 +306,83 @@ class ClusterTarget:
                     job.wait()
                 sub.close()
 
+    def _found(self, find: Callable[[Any], Any]) -> Any:
+        """What ``find(graph)`` returns, an unknown vertex said in one line."""
+        from shards.core import VertexNotFound
+
+        with self.open() as graph:
+            try:
+                return find(graph)
+            except VertexNotFound as exc:
+                raise Failed(f"{error_line(exc)} in {self.where}") from exc
+
+    def vertex(self, vertex: int | str) -> dict[str, Any]:
+        return self._found(lambda graph: graph.vertex(vertex))  # type: ignore[no-any-return]
+
+    def history(
+        self, vertex: int | str, t0: float | None, t1: float | None
+    ) -> list[dict[str, Any]]:
+        states = self._found(lambda graph: graph.history(vertex, t0, t1))
+        return [history_row(s) for s in states]
+
+    def snapshot(
+        self,
+        at: float | None,
+        clock: list[int] | None,
+        window: tuple[float, float] | None,
+        out: Path | None,
+    ) -> SnapshotMade:
+        out = _needs_out(out)
+        snap, where = self._stopped_snapshot(at, clock, window), _FROM_LOGS
+        if snap is None:
+            with self.open() as graph:
+                snap = graph.snapshot(at, clock=clock, window=window)
+                paths = snap.save_parquet(out)
+            where = ""
+        else:
+            paths = snap.save_parquet(out)
+        m = snap.meta
+        meta = {k: getattr(m, k) for k in _SNAPSHOT_META}
+        return SnapshotMade(meta, [str(p) for p in paths], where)
+
+    def _stopped_snapshot(
+        self, at: float | None, clock: list[int] | None, window: tuple[float, float] | None
+    ) -> Any:
+        """The snapshot of a graph in ``log_dir`` that is not running, read from its logs
+        here (``None``: ask the graph; why, if its logs alone cannot answer, on stderr)."""
+        if self.graph_name is not None or self.log_dir is None:
+            return None
+        from chronoray.stopped import stopped_snapshot
+
+        snap, why = stopped_snapshot(self.log_dir, at, clock=clock, window=window)
+        if snap is None and why:
+            click.echo(why, err=True)
+        return snap
+
+    def analyze(self, request: AnalyzeRequest) -> Analyzed:
+        out = _needs_out(request.out)
+        params = {k: v for k, v in request.params.items() if v is not None}
+        with self.open() as graph:
+            result = graph.analyze(
+                request.name,
+                request.at,
+                clock=request.clock,
+                window=request.window,
+                times=request.times,
+                buckets=request.buckets,
+                engine=request.engine,
+                **params,
+            )
+            paths = result.save(out)
+            top = result.top(request.top)
+        return Analyzed(
+            result.describe(), top, dict(result.info), result.seconds, [str(p) for p in paths]
+        )
+
+
+_SNAPSHOT_META = ("kind", "at", "window", "cut", "vertices", "edges", "build_seconds", "replayed")
+_FROM_LOGS = " (read from the logs: the graph is not running)"
+
 
 def _polled(graph: Any, sub: Any, job: Any, limit: int | None, private: bool) -> Iterator[Any]:
     """A subscription's notifications until ``limit``, or until the feeding ``job`` (or,
@@ -232,6 +424,7 @@ class GatewayTarget:
         "sort": "a file fed through a gateway is in time order",
         "allowed_lateness": "a file fed through a gateway is in time order",
         "ingest_path": "ingest through the gateway with chronoray ingest --server",
+        "out": "the gateway writes its files under its own --output-dir (their paths are printed)",
     }
 
     def __init__(self, server: str, token_file: Path | None, tls_ca: Path | None):
@@ -277,6 +470,64 @@ class GatewayTarget:
                     yield item
                     if request.limit is not None and given >= request.limit:
                         return
+
+    def _asked(self, call: Callable[[Any], Any]) -> Any:
+        """What ``call(client)`` returns; an unknown vertex said in one line, as a graph in
+        the cluster says it."""
+        from chronoray.errors import GatewayError
+
+        with self.client() as client:
+            try:
+                return call(client)
+            except GatewayError as exc:
+                if exc.code != "NOT_FOUND":
+                    raise
+                raise Failed(f"{exc.details} in {self.where}") from exc
+
+    def vertex(self, vertex: int | str) -> dict[str, Any]:
+        return self._asked(lambda client: client.vertex(vertex))  # type: ignore[no-any-return]
+
+    def history(
+        self, vertex: int | str, t0: float | None, t1: float | None
+    ) -> list[dict[str, Any]]:
+        states = self._asked(lambda client: client.history(vertex, t0, t1))
+        return [history_row(s) for s in states]
+
+    def snapshot(
+        self,
+        at: float | None,
+        clock: list[int] | None,
+        window: tuple[float, float] | None,
+        out: Path | None,
+    ) -> SnapshotMade:
+        files = self._asked(lambda client: client.snapshot(at, clock=clock, window=window))
+        paths = [files.vertices_path, files.edges_path]
+        return SnapshotMade(files.meta, paths, _ON_GATEWAY)
+
+    def analyze(self, request: AnalyzeRequest) -> Analyzed:
+        import pandas as pd
+
+        params = {k: v for k, v in request.params.items() if v is not None}
+        if request.engine != "auto":  # a gateway before the engine parameter: auto only
+            params["engine"] = request.engine
+        summary = self._asked(
+            lambda client: client.analyze(
+                request.name,
+                request.at,
+                clock=request.clock,
+                window=request.window,
+                times=request.times,
+                buckets=request.buckets,
+                top=request.top,
+                **params,
+            )
+        )
+        top = pd.DataFrame([list(row) for row in summary.top], columns=summary.columns)
+        info = summary.info
+        return Analyzed(summary.description, top, info, summary.seconds, summary.paths, _ON_GATEWAY)
+
+
+_ON_GATEWAY = " (on the gateway's machine)"
 
 
 def _refuse(ctx: click.Context, target: Target, where: str) -> None:

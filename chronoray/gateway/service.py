@@ -32,7 +32,7 @@ from typing import Any
 import grpc
 import ray
 
-from chronoray.analysis import ANALYSES
+from chronoray.analysis import ANALYSES, ENGINES
 from chronoray.errors import GraphNotFound, ShardsUnavailable, SnapshotNotReady, SourceBusy
 from chronoray.gateway.guard import RateLimiter, client_address
 from chronoray.gateway.predicates import PREDICATES
@@ -357,7 +357,8 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                 raise InvalidField("times", "cut times must increase")
             buckets = _bounded(request.buckets or 10, "buckets", _MAX_BUCKETS)
             top = _bounded(request.top or 10, "top", _MAX_TOP)
-            params = _params(request.params, analysis.params)
+            params = _params(request.params, {**analysis.params, "engine": str})
+            _engine(params)
             with self._analysis:
                 result = self.graph.analyze(
                     analysis.name, **cut, times=times, buckets=buckets, **params
@@ -568,6 +569,15 @@ def _params(given: Any, accepted: Any) -> dict[str, Any]:
         elif not isinstance(value, kind) or isinstance(value, bool) != (kind is bool):
             raise InvalidField(f"params[{name!r}]", f"must be a {kind.__name__}, got {value!r}")
     return params
+
+
+def _engine(params: dict[str, Any]) -> None:
+    """Check the ``engine`` parameter every analysis takes (where it runs; left out:
+    ``auto``, by size)."""
+    engine = params.get("engine", "auto")
+    if engine not in ("auto", *ENGINES):
+        choices = ", ".join(("auto", *ENGINES))
+        raise InvalidField("params['engine']", f"one of {choices}, got {engine!r}")
 
 
 def _history_state(state: dict[str, Any]) -> pb.HistoryState:

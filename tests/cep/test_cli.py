@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from cep_helpers import events_of
 from click.testing import CliRunner
 from reference import reference_q1, reference_q2
@@ -44,3 +46,30 @@ def test_generate_q1_q2_and_a_bad_line(tmp_path):
     assert result.exit_code == 0
     rejects = (tmp_path / "ok.txt.rejects.tsv").read_text()
     assert rejects.endswith("\t2010-02-09T00:00:00.000+0000|1|oops\n")
+
+
+def test_a_query_prints_its_measures_as_csv_or_json(tmp_path):
+    runner = CliRunner()
+    data = tmp_path / "debs"
+    result = runner.invoke(main, ["cep", "generate", str(data), "--events", "800", "--days", "2"])
+    assert result.exit_code == 0, result.output
+    files = DebsFiles.in_dir(data)
+    q1 = ["cep", "q1", "--posts", str(files.posts), "--comments", str(files.comments),
+          "--runtime", "local", "--instances", "2"]  # fmt: skip
+    out = tmp_path / "q1.txt"
+    as_csv = runner.invoke(main, [*q1, "--out", str(out), "--csv"])
+    assert as_csv.exit_code == 0, as_csv.output
+    rows = dict(line.split(",", 1) for line in as_csv.stdout.splitlines())
+    assert rows["measure"] == "value"
+    written = len(out.read_text().splitlines())
+    assert int(rows["output lines"]) == written > 0
+    assert int(rows["input events"]) == int(rows["  posts"]) + int(rows["  comments"]) > 0
+    assert float(rows["seconds"]) > 0 and "," not in rows["input events"]  # numbers whole
+    as_json = runner.invoke(main, [*q1, "--out", str(out), "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    report = json.loads(as_json.stdout)
+    assert report["query"] == "q1" and report["out"] == str(out)
+    assert report["measures"]["output lines"] == written
+    assert report["measures"]["runtime"] == "local" and report["measures"]["instances"] == 2
+    both = runner.invoke(main, [*q1, "--out", str(out), "--json", "--csv"])
+    assert both.exit_code == 2 and "--json and --csv: give one of them" in both.stderr

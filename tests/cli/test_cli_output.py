@@ -3,6 +3,8 @@ date beside a number, and help text on every option."""
 
 from __future__ import annotations
 
+import json
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -84,3 +86,23 @@ def test_live_piped_prints_its_table_once_and_reports_what_was_new(ray_session, 
     again = CliRunner().invoke(main, argv)
     assert again.exit_code == 0, again.output
     assert "0 new, 40 already in the graph (resumed after line 40)" in again.stdout
+
+
+@pytest.mark.ray
+def test_live_prints_its_final_result_as_csv_or_json_and_nothing_else(ray_session, tmp_path):
+    data = tmp_path / "edges.txt"
+    data.write_text("".join(f"{i} {i + 1} {i}\n" for i in range(1, 41)))  # a path of 41
+    argv = ["live", str(data), "--refresh", "0.05"]
+    as_csv = CliRunner().invoke(main, [*argv, "--log-dir", str(tmp_path / "a"), "--csv"])
+    assert as_csv.exit_code == 0, as_csv.output
+    lines = as_csv.stdout.splitlines()
+    assert lines[0] == "degree,vertices (out),vertices (in)"
+    # every vertex but the last has one out-edge, every one but the first one in-edge
+    assert sorted(lines[1:]) == ["0,1,1", "1,40,40"]
+    assert "40 new" in as_csv.stderr  # the ingest report, off stdout
+    as_json = CliRunner().invoke(main, [*argv, "--log-dir", str(tmp_path / "b"), "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    result = json.loads(as_json.stdout)
+    assert result["columns"] == ["degree", "vertices (out)", "vertices (in)"]
+    assert sorted(result["rows"]) == [[0, 1, 1], [1, 40, 40]]
+    assert result["title"].startswith("live degrees: 40 updates")

@@ -28,7 +28,7 @@ def test_a_snapshot_of_a_stopped_graph_needs_no_ray(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     said = " ".join(result.stdout.split())  # the console wraps lines
-    assert "read from the logs (the graph is not running)" in said
+    assert "read from the logs: the graph is not running" in said
     assert not ray.is_initialized()
     written = pd.read_parquet(out / "edges.parquet")
     key = ["src", "dst"]

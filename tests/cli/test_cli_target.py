@@ -36,6 +36,13 @@ def edges(tmp_path):
             ["ingest", "{edges}", "--log-dir", "{tmp}/g", "--records-per-batch", "5"],
             "--records-per-batch cannot be used without --server",
         ),
+        (
+            ["snapshot", "--server", _SERVER, "--out", "{tmp}/g"],
+            "--out cannot be used with --server: the gateway writes its files under its own",
+        ),
+        (["analyze", "wcc", "--server", _SERVER, "--out", "{tmp}/g"], "--out cannot be used"),
+        (["snapshot", "--graph", "g"], "Missing option '--out'"),
+        (["analyze", "wcc", "--log-dir", "{tmp}"], "Missing option '--out'"),
     ],
 )
 def test_an_option_the_target_cannot_honour_is_one_line(edges, tmp_path, argv, says):

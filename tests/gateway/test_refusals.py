@@ -261,8 +261,8 @@ _VERTEX = pb.VertexId(int=10**9)
             "Analyze",
             pb.AnalyzeRequest(name="pagerank", params={"damping": pb.Value(float=0.8)}),
             "INVALID_ARGUMENT",
-            r"^params\['damping'\]: not a parameter of it \(it takes: alpha, max_iter, tol, "
-            r"weight\)",
+            r"^params\['damping'\]: not a parameter of it \(it takes: alpha, engine, max_iter, "
+            r"tol, weight\)",
         ),
         (
             "Analyze",
