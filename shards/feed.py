@@ -204,14 +204,10 @@ class SourceFeed:
             return self._take_columns(batch, offsets)
 
     def _take_columns(self, batch: UpdateBatch, offsets: np.ndarray) -> list[tuple[int, Batch]]:
+        """Route the batch, then count it read: a reader of the properties in another
+        thread (progress, the frontier a time cut waits for) sees its updates waiting
+        before it sees the watermark past them, never the other way round."""
         n = len(batch)
-        last_ts = batch.table.column("time")[-1].as_py()
-        reorder = self.reorder
-        reorder.max_seen = max(reorder.max_seen, last_ts)
-        reorder.watermark = max(reorder.watermark, last_ts)
-        self.read += n
-        self.released += n
-        self._last_offset = self._position = int(offsets[-1])
         vertex, dst = batch.values("vertex"), batch.values("dst")
         props, ts = batch.prop_dicts(), batch.values("time")
         owner = [
@@ -220,16 +216,22 @@ class SourceFeed:
         ]
         shards = shards_of(batch.column("vertex"), self.num_shards)
         if not self.halves:
-            return self._columns_out(shards, offsets, owner, np.zeros(n, np.int8))
-        target = [
-            (K_IN_EDGE, d, v, (_ADD_VALUE, p), t)
-            for v, d, p, t in zip(vertex, dst, props, ts, strict=True)
-        ]
-        targets = shards_of(batch.column("dst"), self.num_shards)
-        halves = np.concatenate((np.zeros(n, np.int8), np.ones(n, np.int8)))
-        return self._columns_out(
-            np.concatenate((shards, targets)), np.tile(offsets, 2), owner + target, halves
-        )
+            out = self._columns_out(shards, offsets, owner, np.zeros(n, np.int8))
+        else:
+            target = [
+                (K_IN_EDGE, d, v, (_ADD_VALUE, p), t)
+                for v, d, p, t in zip(vertex, dst, props, ts, strict=True)
+            ]
+            both = np.concatenate((shards, shards_of(batch.column("dst"), self.num_shards)))
+            halves = np.concatenate((np.zeros(n, np.int8), np.ones(n, np.int8)))
+            out = self._columns_out(both, np.tile(offsets, 2), owner + target, halves)
+        reorder = self.reorder
+        reorder.max_seen = max(reorder.max_seen, ts[-1])
+        reorder.watermark = max(reorder.watermark, ts[-1])
+        self._last_offset = self._position = int(offsets[-1])
+        self.released += n
+        self.read += n
+        return out
 
     def _takes_columns(self, batch: UpdateBatch, times: np.ndarray, offsets: np.ndarray) -> bool:
         """Whether :meth:`offer_columns` can take ``batch`` whole (see there)."""
@@ -505,7 +507,7 @@ class SourceFeed:
             for _, m in o.batch.items
             if m[0] != K_IN_EDGE
         )
-        return self.read - waiting
+        return max(self.read - waiting, 0)  # (updates counted waiting before read)
 
     def counters(self) -> dict[str, float]:
         """Event-time counters: updates read out of order, the largest lateness, late

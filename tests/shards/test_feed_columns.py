@@ -137,3 +137,22 @@ def test_an_update_batch_means_its_updates() -> None:
     ]
     assert [len(batch.slice(1)), len(UpdateBatch.concat([batch, batch]))] == [1, 4]
     assert not math.isnan(batch.column("time")[0])
+
+
+def test_another_thread_never_sees_columns_acknowledged_before_they_are() -> None:
+    """Progress and the frontier are read from other threads while a batch is routed: at
+    every point of ``offer_columns`` its updates are not counted acknowledged and the
+    frontier is not past them (the Spark source-kill test found the opposite order)."""
+    seen: list[tuple[int, float]] = []
+
+    class Watched(SourceFeed):
+        def _columns_out(self, *args: Any) -> Any:
+            seen.append((self.acked_updates, self.frontier))  # before the items are buffered
+            out = super()._columns_out(*args)
+            seen.append((self.acked_updates, self.frontier))  # buffered and sealed
+            return out
+
+    feed = Watched("s", 2, 3, halves=True)
+    feed.offer_columns(_batch([(1, 2, 10.0, 1), (2, 3, 11.0, 2), (3, 1, 12.0, 3)], False))
+    assert seen and all(acked == 0 and frontier <= 10.0 for acked, frontier in seen)
+    assert (feed.read, feed.acked_updates, feed.watermark) == (3, 0, 12.0)
