@@ -26,9 +26,18 @@ def _q1(data, out, *argv, env=None):
     return CliRunner(env=env).invoke(main, command)
 
 
+def _row(result, name: str) -> str:
+    """The value of table row ``name`` (``│ name │ value │``)."""
+    for line in result.stdout.splitlines():
+        cells = [cell.strip() for cell in line.split("│")]
+        if len(cells) > 2 and cells[1] == name:
+            return cells[2]
+    raise AssertionError(f"no row {name!r} in {result.stdout}")
+
+
 def _instances(result) -> str:
-    line = next(line for line in result.stdout.splitlines() if "instances" in line)
-    return line.split("│")[2].strip()
+    """The instances and runtime rows, as ``N (runtime)``."""
+    return f"{_row(result, 'instances')} ({_row(result, 'runtime')})"
 
 
 def test_option_over_environment_over_settings_file(data, tmp_path):

@@ -15,12 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import chronoray.sources as sources
+from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.sources import BitcoinCsvSource, MalformedRecord, SnapEdgeSource
 from tests.fuzz.test_fuzz_sources import csv_lines, snap_lines
 from vertex.columns import UpdateBatch
 from vertex.records import Update
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 FORMATS = {"snap": (SnapEdgeSource, snap_lines), "csv": (BitcoinCsvSource, csv_lines)}
 
 
@@ -97,10 +97,10 @@ def test_columns_mean_what_rows_mean_on_random_files(
 
 
 @pytest.mark.parametrize(
-    "cls, name", [(SnapEdgeSource, "collegemsg.txt"), (BitcoinCsvSource, "bitcoinotc.csv")]
+    "cls, path", [(SnapEdgeSource, collegemsg_path), (BitcoinCsvSource, bitcoinotc_path)]
 )
-def test_columns_mean_what_rows_mean_on_the_real_files(cls: Any, name: str) -> None:
-    source = cls(DATA / name)
+def test_columns_mean_what_rows_mean_on_the_real_files(cls: Any, path: Any) -> None:
+    source = cls(path())
     rows = _by_rows(source)
     assert len(rows) > 30_000
     assert _by_columns(source) == rows
