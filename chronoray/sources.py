@@ -356,7 +356,10 @@ class _FileSource(_RecordSource):
         a line the pattern misses goes through the authoritative row parser (its update,
         its :class:`MalformedRecord` or nothing), and a chunk the kernels cannot take
         whole (invalid UTF-8, an id beyond int64) is read row by row. Memory is bounded
-        by one chunk."""
+        by one chunk. A file format without a columns pattern gives its :meth:`records`."""
+        if self._columns_pattern is None:
+            yield from self.records()
+            return
         for lineno, chunk, complete in _chunks(self.path):
             try:
                 yield from self._chunk_batches(chunk, lineno, complete)
@@ -375,7 +378,7 @@ class _FileSource(_RecordSource):
         if complete:  # the chunk ends with a newline: drop the empty piece after it
             lines = lines.slice(0, len(lines) - 1)
         text = lines.cast(pa.string())  # raises ArrowInvalid on invalid UTF-8
-        fields = pc.extract_regex(text, self._columns_pattern)
+        fields = pc.extract_regex(text, self._columns_pattern)  # type: ignore[arg-type]
         good = fields.is_valid().to_numpy(zero_copy_only=False)
         rows, batch = self._columns(fields, good, lineno)
         odd = np.flatnonzero(~good)
@@ -392,7 +395,7 @@ class _FileSource(_RecordSource):
         if len(rows) > start:
             yield batch.slice(start)
 
-    _columns_pattern: str  # the fast pattern for Arrow (RE2), named groups
+    _columns_pattern: str | None = None  # the fast pattern for Arrow (RE2), named groups
 
     def _columns(
         self, fields: pa.StructArray, good: np.ndarray, lineno: int
