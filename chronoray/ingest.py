@@ -250,7 +250,7 @@ class FeedPump:
                 with self.lock:
                     self._last_read = time.monotonic()
                     if isinstance(update, UpdateBatch):
-                        self._offer_columns(update)
+                        self.feed.offer_batch(update, self._send_all)
                     else:
                         self._send_all(self.feed.offer(update))
                 if self.feed.read >= next_tick:
@@ -264,15 +264,6 @@ class FeedPump:
             if end:
                 self.close()
             tick(self.feed.read)
-
-    def _offer_columns(self, batch: UpdateBatch) -> None:
-        """Offer a batch as columns, or row by row where the feed cannot take it whole."""
-        out = self.feed.offer_columns(batch)
-        if out is not None:
-            self._send_all(out)
-            return
-        for update in batch.updates():
-            self._send_all(self.feed.offer(update))
 
     def close(self) -> None:
         """Stop the watchdog (the source is done)."""

@@ -21,7 +21,7 @@ import contextlib
 import fcntl
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -161,10 +161,6 @@ class StoppedLogs:
     def clocks(self) -> tuple[int, ...]:
         """Every shard's last worker clock."""
         return tuple(last_worker_clock(store) for store in self.stores)
-
-    def shards(self) -> Iterator[LogStore]:
-        """The shard logs, in shard order."""
-        return iter(self.stores)
 
 
 def stopped_snapshot(

@@ -203,6 +203,19 @@ class SourceFeed:
         with paused_gc():  # many objects, no cycles: collections would only walk them
             return self._take_columns(batch, offsets)
 
+    def offer_batch(
+        self, batch: UpdateBatch, send: Callable[[list[tuple[int, Batch]]], None]
+    ) -> None:
+        """Take ``batch`` as columns (:meth:`offer_columns`), else its rows one by one
+        (:meth:`offer`), handing ``send`` what each step sealed: after an error of a row,
+        what came before it was handed on, as for rows offered one at a time."""
+        out = self.offer_columns(batch)
+        if out is not None:
+            send(out)
+            return
+        for update in batch.updates():
+            send(self.offer(update))
+
     def _take_columns(self, batch: UpdateBatch, offsets: np.ndarray) -> list[tuple[int, Batch]]:
         """Route the batch, then count it read: a reader of the properties in another
         thread (progress, the frontier a time cut waits for) sees its updates waiting

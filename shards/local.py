@@ -15,6 +15,7 @@ import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from shards.coordinator import (
@@ -295,22 +296,13 @@ class LocalRuntime:
                 return True  # waiting for the outside world: not stuck
             run.last_read = self.clock()
             if isinstance(update, UpdateBatch):
-                self._offer_columns(feed, update)
+                feed.offer_batch(update, partial(self._send, feed))
                 return True  # a batch is a turn
             self._send(feed, feed.offer(update))
             if n == chunk:
                 return True
         self._send(feed, feed.end())
         return True
-
-    def _offer_columns(self, feed: SourceFeed, batch: UpdateBatch) -> None:
-        """Offer a batch as columns, or row by row where the feed cannot take it whole."""
-        out = feed.offer_columns(batch)
-        if out is not None:
-            self._send(feed, out)
-            return
-        for update in batch.updates():
-            self._send(feed, feed.offer(update))
 
     def _idle(self, run: _Running) -> None:
         if self.clock() - run.last_read >= run.idle_timeout:
