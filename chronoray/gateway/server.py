@@ -19,9 +19,9 @@ what it applied), calls get ``grace`` seconds; then the server waits for every h
 finish its batch and closes the sources it fed. An acknowledgement is only ever sent for a
 batch the shards logged.
 
-The gateway watches its graph: while shards do not answer, the health status of
-``chronoray.v1.Gateway`` is NOT_SERVING; when the graph is stopped (``chronoray stop``), a
-gateway actor stops too.
+The gateway watches its graph: while a shard's node is gone or a shard has not answered
+for 15 s, the health status of ``chronoray.v1.Gateway`` is NOT_SERVING; when the graph is
+stopped (``chronoray stop``), a gateway actor stops too.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -71,6 +72,7 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Gateway"].full_name
 GATEWAY_ACTOR = "gateway"
 """The name of a graph's gateway actor, in the graph's namespace."""
 _WATCH = 2.0  # seconds between looks at the graph
+_PATIENCE = 15.0  # seconds a shard may be silent (busy with a batch) before NOT_SERVING
 
 
 class GatewayRunning(ValueError):
@@ -193,19 +195,35 @@ class Gateway:
         self.stop()
 
     def _watch(self) -> None:
-        """Health follows the graph: NOT_SERVING while shards do not answer; the graph
-        gone calls :attr:`on_graph_gone`."""
+        """Health follows the graph: NOT_SERVING while a shard's node is gone or a shard
+        has not answered for ``_PATIENCE`` seconds (a shard busy with a large batch on a
+        loaded machine misses a look or two and is still serving); the graph gone calls
+        :attr:`on_graph_gone`."""
         status = health_pb2.HealthCheckResponse
+        silent_since: dict[int, float] = {}
         while not self._stopped.wait(_WATCH):
             try:
-                problems = self.graph.status(timeout=_WATCH).missing
+                missing = self.graph.status(timeout=_WATCH).missing
             except ACTOR_ERRORS:
                 self.health.set(SERVICE_NAME, status.NOT_SERVING)
                 if self.on_graph_gone is not None:
                     self.on_graph_gone()
                 return
-            serving = status.NOT_SERVING if problems else status.SERVING
-            self.health.set(SERVICE_NAME, serving)
+            serving = _serving(missing, silent_since, time.monotonic())
+            self.health.set(SERVICE_NAME, status.SERVING if serving else status.NOT_SERVING)
+
+
+def _serving(missing: list[dict[str, Any]], silent_since: dict[int, float], now: float) -> bool:
+    """Whether the graph serves, given the shards that did not answer this look;
+    ``silent_since`` (updated) holds when each of them first stopped answering."""
+    for shard in list(silent_since):
+        if shard not in {s["shard"] for s in missing}:
+            del silent_since[shard]
+    for s in missing:
+        since = silent_since.setdefault(s["shard"], now)
+        if not s["node_alive"] or now - since >= _PATIENCE:
+            return False
+    return True
 
 
 def _loopback(host: str) -> bool:
