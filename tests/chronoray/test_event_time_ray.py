@@ -175,6 +175,13 @@ def _blocking(rows: list[Row], first: int, release: threading.Event) -> Iterator
         yield cr.Update.add_edge(s, d, t)
 
 
+def _read_past(progress: dict | None, at: float) -> bool:
+    """Whether a source's progress says it read past ``at``; ``None``: it ended (it was
+    listed with the others, so it was opened). An entry without a watermark is still
+    opening (it has read nothing)."""
+    return progress is None or progress.get("watermark", -math.inf) > at
+
+
 def _wait_for(condition, what: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -203,8 +210,7 @@ def test_an_idle_source_holds_the_watermark_back_until_its_timeout(
             _wait_for(lambda: slow_name in g.status().sources, "the slow source")
             if idle_timeout > 60:
                 _wait_for(  # busy read past `at` (or ended): only the slow one holds it back
-                    lambda: g.status().sources.get("busy", {}).get("watermark", math.inf) > at,
-                    "the busy source",
+                    lambda: _read_past(g.status().sources.get("busy"), at), "the busy source"
                 )
                 with pytest.raises(cr.SnapshotNotReady, match=f"source {slow_name} holds it back"):
                     g.snapshot(at=at, timeout=5)

@@ -93,6 +93,7 @@ def _run(tmp_path, mode: str, lines: int) -> tuple[dict, dict]:
 
 
 @pytest.mark.ray
+@pytest.mark.long  # a second node kill; the default suite keeps the one below
 def test_a_snapshot_whose_node_was_just_lost_asks_for_the_nodes_again(tmp_path):
     result, want = _run(tmp_path, "stale-nodes", 3000)
     assert result["stale_used"] and result["moved"], result

@@ -16,7 +16,7 @@ from chronoray.testing import ChaosPlan, run_chaos
 
 
 @pytest.mark.ray
-@pytest.mark.slow
+@pytest.mark.long  # 1-2 min, over the default suite's budget: bench/results/long_tests.md
 def test_short_chaos_run_loses_nothing_and_doubles_nothing(ray_session, tmp_path):
     # x3: each kill waits for its target to answer again (a source or the controller
     # restarting takes seconds), and the four must all fall while the sources still run

@@ -14,7 +14,9 @@ import pytest
 
 from chronoray.testing import oracle_graph
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+# long: two raylets and a Spark session (~2.5 min on a loaded machine); the default suite has
+# shards on several nodes and Spark in tests/chronoray/test_cluster_nodes.py
+pytestmark = [pytest.mark.ray, pytest.mark.long]
 
 AT = 1090000000.0
 
