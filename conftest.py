@@ -39,6 +39,21 @@ def spark(ray_session):
     stop_spark()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Spark examples in ``spark_bridge``'s docstrings are in the long set (a Spark job
+    each, ~2.5 min together; ``tests/spark_bridge/test_analyses.py`` checks the same
+    analyses against networkx in the default suite)."""
+    for item in items:
+        if isinstance(item, DoctestItem) and _spark_example(item):
+            item.add_marker(pytest.mark.long)
+
+
+def _spark_example(item: DoctestItem) -> bool:
+    return _SPARK_DOCS in item.path.parents and any(
+        "spark" in example.source for example in item.dtest.examples
+    )
+
+
 @pytest.fixture(autouse=True)
 def _spark_in_doctests(request, doctest_namespace):
     """Doctests of ``spark_bridge`` run their examples on the real session as ``spark``."""
