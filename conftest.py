@@ -42,10 +42,26 @@ def spark(ray_session):
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The Spark examples in ``spark_bridge``'s docstrings are in the long set (a Spark job
     each, ~2.5 min together; ``tests/spark_bridge/test_analyses.py`` checks the same
-    analyses against networkx in the default suite)."""
+    analyses against networkx in the default suite). Then the files are put heaviest
+    first (see :func:`_weight`): ``./run test`` hands pytest-xdist whole files in this
+    order (``--no-loadscope-reorder``), so the last minutes are short files shared by both
+    workers, not one long Ray or Spark file on one worker while the other waits."""
     for item in items:
         if isinstance(item, DoctestItem) and _spark_example(item):
             item.add_marker(pytest.mark.long)
+    weight: dict[Path, int] = {}
+    for item in items:
+        weight[item.path] = min(weight.get(item.path, 2), _weight(item))
+    first = {path: k for k, path in enumerate(weight)}
+    items.sort(key=lambda item: (weight[item.path], first[item.path]))  # stable: in file order
+
+
+def _weight(item: pytest.Item) -> int:
+    """0: a slow test (a Spark session, a Ray cluster of its own, a subprocess CLI); 1: a
+    test on the session's Ray; 2: the rest (milliseconds to seconds)."""
+    if item.get_closest_marker("slow"):
+        return 0
+    return 1 if item.get_closest_marker("ray") else 2
 
 
 def _spark_example(item: DoctestItem) -> bool:

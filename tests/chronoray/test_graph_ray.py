@@ -210,6 +210,7 @@ def test_cli_bad_input_names_file_line_and_text(ray_session, tmp_path):
     assert "bad.csv:2" in result.output and "2,3,11,1289241912.5" in result.output
 
 
+@pytest.mark.slow
 def test_demo_writes_summary_and_png(ray_session, tmp_path):
     from click.testing import CliRunner
 
