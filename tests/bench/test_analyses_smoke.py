@@ -9,7 +9,7 @@ import pytest
 
 from bench.analyses import main
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.long]  # a benchmark smoke test: the long set
 
 
 def test_analyses_benchmark_writes_consistent_results(ray_session, tmp_path):

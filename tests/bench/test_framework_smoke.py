@@ -88,7 +88,7 @@ def test_pacer_holds_the_rate_and_obeys_controls():
 
 
 @pytest.mark.ray
-@pytest.mark.slow
+@pytest.mark.long  # a benchmark smoke test: the long set (bench/results/long_tests.md)
 @pytest.mark.parametrize("runtime", ["ray", "gateway"])
 def test_replay_on_ray_and_through_the_gateway(ray_session, streams, runtime):
     stream = streams["social"]
@@ -115,7 +115,7 @@ def side_by_side(streams, tmp_path_factory):
     return where, compare(streams["college"], QUICK, where)
 
 
-@pytest.mark.slow
+@pytest.mark.long  # a benchmark smoke test: the long set (bench/results/long_tests.md)
 def test_chronoray_agrees_with_the_oracle(side_by_side):
     where, result = side_by_side
     check = result["checks"]["chronoray"]
@@ -137,7 +137,7 @@ def _skip_without(system):
         pytest.skip(f"no {system} environment (the runner makes it: python -m bench.envs {system})")
 
 
-@pytest.mark.slow
+@pytest.mark.long  # a benchmark smoke test: the long set (bench/results/long_tests.md)
 @pytest.mark.parametrize("system", [s for s in SYSTEMS if s != "spark"])
 def test_each_system_agrees_side_by_side(side_by_side, system):
     _skip_without(system)
@@ -155,7 +155,7 @@ def test_spark_agrees_side_by_side(streams, tmp_path):
         assert result["checks"][name]["max_rank_error"] <= 1e-6
 
 
-@pytest.mark.slow
+@pytest.mark.long  # a benchmark smoke test: the long set (bench/results/long_tests.md)
 def test_edge_removals_agree(streams, tmp_path):
     result = compare(streams["social"], [], tmp_path)
     assert result["removals"] and result["checks"]["chronoray"]["max_rank_error"] <= 1e-6

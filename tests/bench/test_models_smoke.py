@@ -9,7 +9,7 @@ import pytest
 
 from bench.models import main
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.long]  # a benchmark smoke test: the long set
 
 
 def test_models_benchmark_writes_consistent_results(ray_session, tmp_path):

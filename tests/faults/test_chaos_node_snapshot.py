@@ -101,6 +101,7 @@ def test_a_snapshot_whose_node_was_just_lost_asks_for_the_nodes_again(tmp_path):
 
 
 @pytest.mark.ray
+@pytest.mark.long  # a node kill (chaos): the long set, bench/results/long_tests.md
 def test_a_snapshot_built_before_its_node_was_lost_can_still_be_read(tmp_path):
     result, want = _run(tmp_path, "read-after-loss", 60_000)  # tables in the object store
     assert result["moved"], result
