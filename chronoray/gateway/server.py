@@ -216,14 +216,12 @@ class Gateway:
 def _serving(missing: list[dict[str, Any]], silent_since: dict[int, float], now: float) -> bool:
     """Whether the graph serves, given the shards that did not answer this look;
     ``silent_since`` (updated) holds when each of them first stopped answering."""
-    for shard in list(silent_since):
-        if shard not in {s["shard"] for s in missing}:
-            del silent_since[shard]
-    for s in missing:
-        since = silent_since.setdefault(s["shard"], now)
-        if not s["node_alive"] or now - since >= _PATIENCE:
-            return False
-    return True
+    silent = {s["shard"] for s in missing}
+    for shard in set(silent_since) - silent:  # it answered: its count ends
+        del silent_since[shard]
+    for shard in silent:  # every silent shard's count starts now, whatever the verdict
+        silent_since.setdefault(shard, now)
+    return all(s["node_alive"] and now - silent_since[s["shard"]] < _PATIENCE for s in missing)
 
 
 def _loopback(host: str) -> bool:

@@ -20,4 +20,6 @@ def test_a_busy_shard_is_serving_until_the_patience_runs_out():
 
 
 def test_a_shard_on_a_lost_node_is_not_serving_at_once():
-    assert not _serving([_silent(0, node_alive=False)], {}, 0.0)
+    since: dict[int, float] = {}
+    assert not _serving([_silent(0, node_alive=False), _silent(1)], since, 0.0)
+    assert since == {0: 0.0, 1: 0.0}  # shard 1's silence is counted from this look too
