@@ -23,8 +23,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from vertex.annotations import mark_public_api
-
 if TYPE_CHECKING:
     from chronoray.config import Config
     from chronoray.errors import ClusterUnreachable
@@ -228,7 +226,6 @@ def __getattr__(name: str) -> object:
         if hasattr(owner, name)
         else importlib.import_module(f"{module}.{name}")
     )
-    mark_public_api([obj])
     globals()[name] = obj  # the next access is a plain attribute
     return obj
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from vertex.annotations import mark_module_api
+
 __all__ = ["Config", "env_name", "load_settings", "read_settings_file"]
 
 _T = TypeVar("_T")
@@ -146,3 +148,6 @@ def _parse(f: dataclasses.Field[Any], raw: str, prefix: str) -> Any:
     except ValueError:
         raise ValueError(f"{name}={raw!r} is not a number") from None
     return raw
+
+
+mark_module_api(globals(), public=("Config",))

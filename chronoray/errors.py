@@ -5,6 +5,8 @@ This module imports nothing heavy, so the command line can name them before Ray 
 
 from __future__ import annotations
 
+from vertex.annotations import mark_module_api
+
 __all__ = [
     "ClusterUnreachable",
     "GatewayError",
@@ -80,3 +82,18 @@ USER_ERRORS = (
     SourceMismatch,
 )
 """Errors about what the user asked for, reported as one line without a traceback."""
+
+
+mark_module_api(
+    globals(),
+    public=(
+        "ClusterUnreachable",
+        "GraphExists",
+        "GraphNotFound",
+        "LogDirInUse",
+        "ShardsUnavailable",
+        "SnapshotNotReady",
+        "SourceBusy",
+        "SourceMismatch",
+    ),
+)

@@ -75,6 +75,7 @@ from ephemeral.notify import StatePredicate, StreamPosition
 from shards.core import VertexNotFound
 from shards.protocol import ShardStats
 from snapshot.snapshot import Snapshot
+from vertex.annotations import mark_module_api
 from vertex.model import Vertex, VertexTypes
 from vertex.records import Update, VertexId
 
@@ -828,3 +829,6 @@ def _options(options: IngestOptions | None, keywords: dict[str, Any]) -> IngestO
     if not isinstance(base, IngestOptions):
         raise TypeError(f"options must be an IngestOptions, got {base!r}")
     return base.replace(**keywords) if keywords else base
+
+
+mark_module_api(globals(), public=("GraphCluster", "GraphStats", "GraphStatus"))

@@ -66,6 +66,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shards.watermark import OutOfOrder, show_time
+from vertex.annotations import mark_module_api
 from vertex.columns import UpdateBatch
 from vertex.records import Update, UpdateKind
 
@@ -1033,3 +1034,17 @@ def _from_read(source: Source, stats: ReadStats) -> Iterator[Update]:
         close = getattr(updates, "close", None)
         if close is not None:
             close()
+
+
+mark_module_api(
+    globals(),
+    public=(
+        "BitcoinCsvSource",
+        "IterableSource",
+        "MalformedRecord",
+        "open_source",
+        "SnapEdgeSource",
+        "SortedSource",
+        "Source",
+    ),
+)

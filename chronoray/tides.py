@@ -68,6 +68,7 @@ from typing import IO, Any, Literal
 
 from chronoray.sources import MalformedRecord, _existing_file, _FileSource
 from shards.watermark import OutOfOrder
+from vertex.annotations import mark_module_api
 from vertex.records import Update, UpdateKind
 
 __all__ = [
@@ -375,3 +376,6 @@ def write_tides(
             out.write(format_entry(entry, time_field) + "\n")
             count += 1
     return count
+
+
+mark_module_api(globals(), public=("Control", "GraphTidesSource", "Marker", "write_tides"))

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from shards.observe import VertexChange, VertexView
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["Computation", "EphemeralContext", "VertexView"]
@@ -162,3 +163,6 @@ class Computation:
         """Per-vertex results from raw values and the aggregated result (default: as is).
         A vertex left out has no result (e.g. not reached)."""
         return values
+
+
+mark_module_api(globals(), public=("Computation",))

@@ -16,6 +16,7 @@ from ephemeral.computation import Computation
 from ephemeral.index import id_order
 from ephemeral.notify import Lagged, Notification, NotificationFilter, StreamPosition
 from shards.routing import shard_of
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = [
@@ -396,3 +397,14 @@ def subscribe(
         after = tuple(starts) if since is None else (0,) * len(starts)
         resume = StreamPosition(tuple(starts), after, since)
     return Subscription(backend, sub_id, spec, resume)
+
+
+mark_module_api(
+    globals(),
+    public=(
+        "Index",
+        "LiveComputation",
+        "LiveComputationLost",
+        "Subscription",
+    ),
+)

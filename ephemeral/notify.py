@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 from shards.logstore import LogStore
 from shards.replay import LogReplay, checkpoint_list
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = [
@@ -274,3 +275,6 @@ def _checkpoint_time(store: LogStore, wc: int) -> float:
     decreases along the log, so every checkpoint with an earlier latest time precedes it."""
     times = [max_time for at, max_time in checkpoint_list(store) if at <= wc]
     return times[-1] if times else -math.inf
+
+
+mark_module_api(globals(), public=("Lagged", "Notification", "StreamPosition"))

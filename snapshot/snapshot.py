@@ -39,6 +39,7 @@ from shards.logstore import LogStore, RocksLogStore
 from shards.replay import read_schema
 from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
 from snapshot.tables import empty_edges, empty_vertices, snapshot_tables
+from vertex.annotations import mark_module_api
 
 __all__ = [
     "Snapshot",
@@ -408,3 +409,6 @@ def read_log(path: str, node_id: str, function: Any, *args: Any, **kwargs: Any) 
             path, function, args, kwargs
         )
     )
+
+
+mark_module_api(globals(), public=("Snapshot", "SnapshotLost", "SnapshotMeta"))

@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any, Literal
 
-__all__ = ["DEVELOPER", "PUBLIC", "ApiLevel", "api_level", "mark_module_api", "mark_public_api"]
+__all__ = ["DEVELOPER", "PUBLIC", "ApiLevel", "api_level", "mark_module_api"]
 
 ApiLevel = Literal["public", "developer"]
 PUBLIC: ApiLevel = "public"
@@ -78,10 +78,3 @@ def mark_module_api(namespace: dict[str, Any], public: Iterable[str] = ()) -> No
         obj = namespace[name]
         if _markable(obj, module):
             _mark(obj, PUBLIC if name in public else DEVELOPER)
-
-
-def mark_public_api(objects: Iterable[object]) -> None:
-    """Mark ``objects`` (the classes and functions among them) as public API."""
-    for obj in objects:
-        if inspect.isclass(obj) or inspect.isfunction(obj):
-            _mark(obj, PUBLIC)

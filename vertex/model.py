@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from vertex.annotations import mark_module_api
 from vertex.records import UpdateKind, VertexId
 
 __all__ = ["Vertex", "Context", "DirectHooks", "TemporalVertex", "VertexTypes", "temporal_edge"]
@@ -467,3 +468,6 @@ class VertexTypes:
     def names(self) -> list[str]:
         """Registered type names."""
         return list(self._behaviors)
+
+
+mark_module_api(globals(), public=("Context", "TemporalVertex", "Vertex"))

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from vertex.annotations import mark_module_api
+
 __all__ = ["VertexId", "UpdateKind", "Update"]
 
 VertexId = int | str
@@ -122,3 +124,6 @@ def _check_time(value: object) -> None:
 def _check_id(value: object, what: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise TypeError(f"{what} id must be an int or a str, got {value!r}")
+
+
+mark_module_api(globals(), public=("Update", "UpdateKind"))

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 from ephemeral.computation import Computation, EphemeralContext
 from shards.observe import VertexChange
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["BfsDepth"]
@@ -78,3 +79,6 @@ class BfsDepth(Computation):
 
     def finalize(self, values: dict[VertexId, Any], result: Any) -> dict[VertexId, Any]:
         return {v: d for v, d in values.items() if d is not None}
+
+
+mark_module_api(globals(), public=("BfsDepth",))

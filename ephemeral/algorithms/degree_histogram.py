@@ -32,6 +32,7 @@ from typing import Any
 
 from ephemeral.computation import Computation, EphemeralContext
 from shards.observe import VertexChange
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["DegreeHistogram"]
@@ -83,3 +84,6 @@ def _move(hist: Counter[int], old: int, new: int | None) -> None:
         del hist[old]
     if new is not None:
         hist[new] += 1
+
+
+mark_module_api(globals(), public=("DegreeHistogram",))

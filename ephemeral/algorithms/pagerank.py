@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 from ephemeral.computation import Computation, EphemeralContext
 from shards.observe import VertexChange
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["LivePageRank"]
@@ -144,3 +145,6 @@ class LivePageRank(Computation):
     def finalize(self, values: dict[VertexId, Any], result: Any) -> dict[VertexId, Any]:
         total = result["sum_x"]
         return {v: x / total for v, x in values.items()} if total else dict(values)
+
+
+mark_module_api(globals(), public=("LivePageRank",))

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 from ephemeral.computation import Computation, EphemeralContext
 from ephemeral.index import id_order
 from shards.observe import VertexChange
+from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
 __all__ = ["WeaklyConnectedComponents"]
@@ -73,3 +74,6 @@ class WeaklyConnectedComponents(Computation):
         for part in parts:
             sizes.update(part)
         return {"components": len(sizes), "largest": max(sizes.values(), default=0)}
+
+
+mark_module_api(globals(), public=("WeaklyConnectedComponents",))

@@ -40,6 +40,7 @@ from snapshot.models.partition import GraphPartition, key_partition, partitions_
 from snapshot.models.result import ModelResult, Progress, progress_reporter
 from snapshot.models.runtime import Executor, GraphInput, start_group
 from snapshot.tables import rows_to_table
+from vertex.annotations import mark_module_api
 
 __all__ = [
     "MapReduceResult",
@@ -324,3 +325,6 @@ def temporal_series(graphs: Sequence[GraphInput], **kwargs: Any) -> list[MapRedu
 def snapshots_at(graph: Any, times: Iterable[float]) -> list[Any]:
     """``graph.snapshot(at=t)`` for every ``t`` (a :class:`chronoray.GraphCluster`)."""
     return [graph.snapshot(at=t) for t in times]
+
+
+mark_module_api(globals(), public=("mapreduce", "temporal_mapreduce"))

@@ -43,6 +43,7 @@ from snapshot.models.result import ModelResult, Progress, progress_reporter
 from snapshot.models.runtime import Executor, GraphInput, start_group
 from snapshot.models.shift import ShiftFunction, vertex_delta
 from snapshot.tables import rows_to_table
+from vertex.annotations import mark_module_api
 
 if TYPE_CHECKING:
     from snapshot.models.pregel_arrays import PregelArrays
@@ -532,3 +533,6 @@ def pregel(
         window=window,
     ) as job:
         return job.run()
+
+
+mark_module_api(globals(), public=("pregel", "PregelJob", "PregelProgram"))

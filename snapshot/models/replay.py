@@ -29,6 +29,7 @@ from shards.replay import LogReplay, read_commands
 from shards.routing import shard_of
 from snapshot.models.result import ModelResult
 from snapshot.tables import rows_to_table
+from vertex.annotations import mark_module_api
 
 __all__ = ["ReplayFunction", "replay", "replay_log"]
 
@@ -124,3 +125,6 @@ def replay(
         [{"step": k, "entries": n} for k, (_, n) in enumerate(parts)],
         {"entries": sum(n for _, n in parts)},
     )
+
+
+mark_module_api(globals(), public=("replay",))

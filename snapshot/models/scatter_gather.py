@@ -35,6 +35,7 @@ import pyarrow as pa
 from snapshot.models.partition import GraphPartition
 from snapshot.models.result import ModelResult, Progress, progress_reporter
 from snapshot.models.runtime import Executor, GraphInput, start_group
+from vertex.annotations import mark_module_api
 
 __all__ = [
     "EdgeChunk",
@@ -312,3 +313,6 @@ def _sum(parts: Any) -> dict[str, float]:
         for k, v in part.items():
             total[k] = total.get(k, 0.0) + v
     return total
+
+
+mark_module_api(globals(), public=("scatter_gather",))

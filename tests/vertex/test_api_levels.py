@@ -17,9 +17,16 @@ INTERNAL = [
     *(f"chronoray.{m}" for m in (
         "ray_graph", "local_graph", "ingest", "controller", "deploy", "handles", "placement",
         "manifest", "travel", "pipeline", "connect", "protocol", "options", "spark_source",
-        "stopped",
+        "stopped", "config", "errors", "graph", "sources", "tides",
     )),
     *(f"shards.{m.name}" for m in pkgutil.iter_modules(shards.__path__)),
+    # the modules defining what ``import chronoray`` exports mark it there, not on first
+    # access through ``chronoray`` (which imports lazily): ``from chronoray.graph import
+    # GraphCluster`` gives the marked class too
+    "ephemeral.computation", "ephemeral.live", "ephemeral.notify",
+    *(f"ephemeral.algorithms.{m}" for m in ("bfs", "degree_histogram", "pagerank", "wcc")),
+    *(f"snapshot.models.{m}" for m in ("mapreduce", "pregel", "replay", "scatter_gather")),
+    "snapshot.snapshot", "vertex.model", "vertex.records",
 ]  # fmt: skip
 EXPORTED = {id(getattr(chronoray, n)) for n in chronoray.__all__}
 
