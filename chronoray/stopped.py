@@ -34,7 +34,7 @@ from shards.watermark import show_time
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_local_snapshot
 from vertex.annotations import mark_module_api
 
-__all__ = ["StoppedLogs", "graph_running", "stopped_snapshot"]
+__all__ = ["StoppedLogs", "graph_running", "readable_here", "stopped_snapshot"]
 
 
 def _shard_paths(log_dir: Path, num_shards: int) -> list[Path]:
@@ -59,6 +59,17 @@ def graph_running(log_dir: str | os.PathLike[str]) -> bool:
                 return True
             fcntl.lockf(f, fcntl.LOCK_UN)
     return False
+
+
+def readable_here(log_dir: str | os.PathLike[str]) -> bool:
+    """Whether the graph in ``log_dir`` is stopped and every shard's log is in this
+    machine's ``log_dir`` (a graph whose shards logged on other nodes' disks is not), so
+    this process alone can read or reopen it."""
+    root = Path(log_dir)
+    if not Manifest.exists(root):
+        return False
+    paths = _shard_paths(root, Manifest.read(root).num_shards)
+    return all((p / "CURRENT").exists() for p in paths) and not graph_running(root)
 
 
 class StoppedLogs:

@@ -23,6 +23,7 @@ from chronoray.config import env_name
 
 __all__ = [
     "FORMATS",
+    "AnalysisName",
     "PathArg",
     "TIME_HELP",
     "ClockVector",
@@ -70,6 +71,25 @@ def id_order(vertex: Any) -> tuple[int, float, str]:
     if isinstance(vertex, int | float) and not isinstance(vertex, bool):
         return 0, vertex, ""
     return 1, 0.0, str(vertex)
+
+
+class AnalysisName(click.Choice[str]):
+    """One of the registered analyses (:data:`chronoray.analysis.ANALYSIS_NAMES`), read on
+    first use: the registry imports the algorithms (scipy, pandas, Ray), which every other
+    command, ``--help`` and shell completion of command names then start without."""
+
+    def __init__(self) -> None:  # no names yet: see ``choices``
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from chronoray.analysis import ANALYSIS_NAMES
+
+        return tuple(ANALYSIS_NAMES)
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        raise AttributeError("the analyses' names come from their registry")
 
 
 class EventTime(click.ParamType[float, Any]):

@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
-from chronoray.analysis import ANALYSIS_NAMES
 from chronoray.cli.app import main
 from chronoray.cli.errors import Failed
 from chronoray.cli.options import (
     TIME_HELP,
+    AnalysisName,
     EventTime,
     Output,
     PathArg,
@@ -143,7 +143,7 @@ def snapshot_cmd(
 
 
 @main.command()
-@click.argument("algo", type=click.Choice(ANALYSIS_NAMES))
+@click.argument("algo", type=AnalysisName())
 @target_options(server=True)
 @cut_options
 @click.option("--times", default=None, help="activity: comma-separated cut times.")

@@ -207,9 +207,16 @@ class ClusterTarget:
         self.where = graph_name or str(log_dir)
 
     @contextmanager
-    def open(self, *, shards: int | None = None, create: bool = False) -> Iterator[Any]:
+    def open(
+        self, *, shards: int | None = None, create: bool = False, reading: bool = False
+    ) -> Iterator[Any]:
         """The graph (created if ``create`` and ``log_dir`` holds none); closing detaches
-        from a named graph. After success the command's last line names the driver log."""
+        from a named graph. After success the command's last line names the driver log.
+
+        ``reading``: the command only reads the graph; a stopped graph in ``log_dir`` whose
+        shard logs are all on this machine, with no Ray cluster asked for, is then reopened
+        in this process (the same shards' code and answers as on Ray, without starting a
+        Ray instance and its actors)."""
         from chronoray.graph import GraphCluster
         from chronoray.manifest import Manifest
 
@@ -233,7 +240,12 @@ class ClusterTarget:
                     f"{log_dir} holds a graph of {held} shards: give --shards {held} or leave "
                     "it out"
                 )
-            graph = GraphCluster.open(log_dir, config=self.settings.config(), num_shards=shards)
+            graph = GraphCluster.open(
+                log_dir,
+                config=self.settings.config(),
+                num_shards=shards,
+                runtime="local" if reading and self._here(log_dir) else "ray",
+            )
         elif create:
             graph = GraphCluster(self.settings.config(log_dir=str(log_dir), num_shards=shards))
         else:
@@ -245,8 +257,18 @@ class ClusterTarget:
         # only after success: a failure ends in its one error line
         click.get_current_context().call_on_close(note_driver_log)
 
+    def _here(self, log_dir: Path) -> bool:
+        """Whether the stopped graph in ``log_dir`` can be read in this process: no Ray
+        cluster is asked for (``--address``, ``RAY_ADDRESS``) and its logs are all here."""
+        import os
+
+        from chronoray.stopped import readable_here
+
+        asked = self.settings.config().ray_address or os.environ.get("RAY_ADDRESS")
+        return not asked and readable_here(log_dir)
+
     def stats(self) -> tuple[dict[str, Any], list[str]]:
-        with self.open() as graph:
+        with self.open(reading=True) as graph:
             stats = graph.stats().as_dict()
             problems = graph.status().describe() if self.graph_name else []
         return stats, problems
@@ -310,7 +332,7 @@ class ClusterTarget:
         """What ``find(graph)`` returns, an unknown vertex said in one line."""
         from shards.core import VertexNotFound
 
-        with self.open() as graph:
+        with self.open(reading=True) as graph:
             try:
                 return find(graph)
             except VertexNotFound as exc:

@@ -1,7 +1,8 @@
 """A real Ray head (``ray start --head`` on loopback, own ports and temp dir, token auth on)
 and chronoray driven only through ``ray job submit``, as docs/cluster.md does:
 start a named graph, ingest into it from one job while a second job subscribes and
-snapshots, read its stats from a third, stop it. Plus the one-line errors."""
+snapshots, read its stats from a third, stop it. Plus the one-line errors (a driver on the
+same cluster, ``chronoray --address``: what they check is the same without a job each)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ def _error_line(result: subprocess.CompletedProcess[str]) -> str:
     return lines[-1].strip()
 
 
+def _cli(head: RayHead, *args: str) -> subprocess.CompletedProcess[str]:
+    """``chronoray --address HEAD ARGS``: a driver of the head's cluster, not a job."""
+    chronoray = str(Path(sys.executable).parent / "chronoray")
+    return head.run(chronoray, "--address", head.address, *args)
+
+
 def test_named_graph_through_ray_job_submit(tmp_path, college):
     lines = collegemsg_path().read_text().splitlines()
     at = float(lines[30000].split()[2])
@@ -39,7 +46,7 @@ def test_named_graph_through_ray_job_submit(tmp_path, college):
         assert started.returncode == 0, started.stdout + started.stderr
         assert "graph college started: 2 shards" in started.stdout
 
-        again = head.submit("chronoray", "start", "college", "--log-dir", str(tmp_path / "other"))
+        again = _cli(head, "start", "college", "--log-dir", str(tmp_path / "other"))
         assert again.returncode != 0
         assert _error_line(again).endswith(
             "error: a graph named 'college' is running already (chronoray stop college)"
@@ -89,13 +96,13 @@ def test_named_graph_through_ray_job_submit(tmp_path, college):
         assert sum(s["worker_clock"] >= 0 for s in found["shards"]) == 2
         assert sum(pair_counts(college).values()) == 59835
 
-        in_use = head.submit("chronoray", "start", "other", "--log-dir", str(tmp_path / "logs"))
+        in_use = _cli(head, "start", "other", "--log-dir", str(tmp_path / "logs"))
         assert _error_line(in_use).startswith("error: log directory")
         assert "is in use by graph 'college'" in _error_line(in_use)
 
         stopped = head.submit("chronoray", "stop", "college")
         assert stopped.returncode == 0 and "stopped graph college" in stopped.stdout
-        gone = head.submit("chronoray", "stats", "--graph", "college")
+        gone = _cli(head, "stats", "--graph", "college")
         assert gone.returncode != 0
         assert (
             _error_line(gone)

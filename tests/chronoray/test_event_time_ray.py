@@ -92,7 +92,7 @@ def test_an_unsorted_file_is_refused_then_ingested_sorted(ray_session, tmp_path)
     done = runner.invoke(main, ["ingest", str(path), "--log-dir", str(log_dir), "--sort"])
     assert done.exit_code == 0, done.output
     assert "59,835 updates read" in done.output
-    with cr.GraphCluster.open(log_dir) as g:
+    with cr.GraphCluster.open(log_dir, runtime="local") as g:  # the logs Ray wrote, read here
         assert (g.stats().vertices, g.stats().edges) == (1899, 20296)
         _check_cuts(g, rows, [1083333333.0, 1090000000.0, *_times(rows, 6)])
 
@@ -128,7 +128,7 @@ def test_bounded_disorder_with_and_without_enough_lateness(ray_session, tmp_path
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())  # the console wraps long lines
     assert "updates out of order" in said and "late: 0 rejected" in said
-    with cr.GraphCluster.open(exact) as g:
+    with cr.GraphCluster.open(exact, runtime="local") as g:
         _check_cuts(g, rows, _times(rows, 5))
     lateness, latest, late_lines = 1800, float("-inf"), []
     for line, (_, _, t) in enumerate(displaced, start=1):
@@ -149,7 +149,7 @@ def test_bounded_disorder_with_and_without_enough_lateness(ray_session, tmp_path
     assert all(w[0] == str(path) and w[2].startswith("late by ") for w in written)
     late = set(late_lines)
     accepted = [row for i, row in enumerate(displaced, start=1) if i not in late]
-    with cr.GraphCluster.open(short) as g:
+    with cr.GraphCluster.open(short, runtime="local") as g:
         _check_cuts(g, accepted, _times(accepted, 4))
         counters = g.stats().sources["displaced.txt"]
         assert counters["late_rejected"] == len(late_lines) and counters["max_lateness"] > 1800

@@ -4,8 +4,6 @@ item 3). ``--debug`` shows the traceback."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
@@ -61,20 +59,25 @@ def _run(command: str):
 
 
 def _state(graph: str) -> tuple:
-    """What a mistake must not change: totals, per shard its log position and what it
-    applied per source, and the sources the graph lists."""
-    result = _run(f"stats --log-dir {graph} --json")
-    assert result.exit_code == 0, result.output
-    stats = json.loads(result.stdout)
-    shards = [(s["worker_clock"], sorted(s["applied"].items())) for s in stats["shards"]]
-    return stats["vertices"], stats["edges"], shards, sorted(stats["sources"])
+    """What a mistake must not change, read from the stopped graph's logs in this process
+    (no Ray): per shard its last worker clock and what it applied per source (its
+    cursor), and the graph at the cut "now" (vertex and edge totals)."""
+    from chronoray.stopped import StoppedLogs
+    from chronoray.travel import TimeTravel
+    from shards.replay import read_cursor
+
+    with StoppedLogs(graph) as logs:
+        cursors = [read_cursor(store) for store in logs.stores]
+        applied = [sorted({} if c is None else c.applied.items()) for c in cursors]
+        now = TimeTravel(logs).snapshot()
+        return logs.clocks(), applied, now.meta.vertices, now.meta.edges
 
 
 @pytest.mark.parametrize(
     ("command", "status", "says"), [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES]
 )
 def test_a_mistake_ends_in_one_line(setting, command, status, says):
-    before = _state(setting["graph"])
+    before = _state(setting["graph"])  # the same for every case unless one failed
     result = _run(command.format(**setting))
     assert result.exit_code == status, result.output
     lines = result.stderr.strip().splitlines()
