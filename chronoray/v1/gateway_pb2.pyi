@@ -123,10 +123,12 @@ class IngestOpen(_message.Message):
     def __init__(self, source: _Optional[str] = ...) -> None: ...
 
 class IngestBatch(_message.Message):
-    __slots__ = ("records",)
+    __slots__ = ("records", "arrow_ipc")
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
     records: _containers.RepeatedCompositeFieldContainer[UpdateRecord]
-    def __init__(self, records: _Optional[_Iterable[_Union[UpdateRecord, _Mapping]]] = ...) -> None: ...
+    arrow_ipc: bytes
+    def __init__(self, records: _Optional[_Iterable[_Union[UpdateRecord, _Mapping]]] = ..., arrow_ipc: _Optional[bytes] = ...) -> None: ...
 
 class IngestRequest(_message.Message):
     __slots__ = ("open", "batch")
