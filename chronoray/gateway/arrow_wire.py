@@ -268,6 +268,7 @@ def _decoded(data: bytes, field: str, max_rows: int, max_decoded: int) -> dict[s
                 )
             if size > max_decoded:
                 raise InvalidField(field, f"decodes to more than {max_decoded} bytes")
+            batch.validate(full=True)  # untrusted bytes: offsets, UTF-8... before any kernel
             batches.append(batch)
         if not rows:
             raise InvalidField(field, "an empty batch")
@@ -361,7 +362,11 @@ def _checked(
     lowered = pc.utf8_lower(names)
     index = pc.index_in(lowered, value_set=pa.array(_KIND_NAMES)).to_numpy(zero_copy_only=False)
     kinds = np.nan_to_num(index.astype(np.float64), nan=-1).astype(np.int64)
-    rules.check("kind", kinds < 0, lambda i: f"not an update kind: {names[i].as_py()!r}")
+    no_kind = names.is_null().to_numpy(zero_copy_only=False)
+    rules.check("kind", no_kind, lambda i: "no kind set")
+    rules.check(
+        "kind", (kinds < 0) & ~no_kind, lambda i: f"not an update kind: {names[i].as_py()!r}"
+    )
     vertex = _ints(columns["vertex"], rules, "vertex")
     has_dst = columns["dst"].is_valid().to_numpy(zero_copy_only=False)
     dst = _ints(columns["dst"], rules, "dst")
