@@ -480,6 +480,7 @@ class GatewayClient:
             "records": g.records,
             "held_records": g.held_records,
             "held_records_max": g.held_records_max,
+            "arrow_records": g.arrow_records,
         }
         return {
             "graph": reply.graph,

@@ -112,6 +112,7 @@ class _Counters:
         self.records = 0
         self.held = 0
         self.held_max = 0
+        self.arrow_records = 0
 
     @contextmanager
     def open(self, kind: str) -> Iterator[None]:
@@ -135,10 +136,11 @@ class _Counters:
             with self.lock:
                 self.held -= records
 
-    def acked(self, records: int) -> None:
+    def acked(self, records: int, arrow: bool) -> None:
         with self.lock:
             self.batches += 1
             self.records += records
+            self.arrow_records += records if arrow else 0
 
     def wait_closed(self, timeout: float) -> bool:
         """Wait until no stream is open (``False`` if some still are after ``timeout``)."""
@@ -156,6 +158,7 @@ class _Counters:
                 records=self.records,
                 held_records=self.held,
                 held_records_max=self.held_max,
+                arrow_records=self.arrow_records,
             )
 
 
@@ -210,7 +213,7 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                     last = _last_offset(updates)
                     if fresh:  # kept before the client is told (a reopen resumes after it)
                         pump.controller.source_acked(source, last)
-                    self.counters.acked(len(updates))
+                    self.counters.acked(len(updates), isinstance(updates, ArrowUpdates))
                     ack = pb.IngestAck(
                         batch=number,
                         through_offset=last,

@@ -57,7 +57,7 @@ def test_collegemsg_through_arrow_equals_the_file(arrow_graph, college):
     with client(gateway) as c:
         stats = c.stats()
         assert (stats["vertices"], stats["edges"]) == (1899, 20296)
-        assert stats["gateway"]["records"] == lines
+        assert stats["gateway"]["records"] == stats["gateway"]["arrow_records"] == lines
 
 
 def test_records_and_arrow_clients_feed_one_graph(ray_session, tmp_path, college):
@@ -88,6 +88,9 @@ def test_records_and_arrow_clients_feed_one_graph(ray_session, tmp_path, college
         times = sorted(ts for events in college.values() for ts, _ in events)
         at = times[2 * len(times) // 3]
         assert _snapshot_counts(graph, at) == pair_counts_between(college, at)
+        with client(gateway) as c:
+            counted = c.stats()["gateway"]
+        assert (counted["records"], counted["arrow_records"]) == (len(lines), len(lines) - middle)
 
 
 def _stream(c, source: str, *batches: pb.IngestBatch) -> list[pb.IngestResponse]:
