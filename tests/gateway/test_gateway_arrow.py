@@ -25,6 +25,8 @@ from vertex.records import Update
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 _LATE = 2_000_000_000  # after CollegeMsg's last time: new sources may not go back before it
+_MIXED_T = _LATE + 100  # each test of the module graph after the times of the ones before
+_BAD_T = _LATE + 200
 _MAX_ROWS = 5000
 
 
@@ -134,40 +136,43 @@ def test_every_kind_through_arrow_as_through_records(arrow_graph):
     the same vertices result."""
     graph, gateway, _ = arrow_graph
 
-    def mixed(source: str, base: int) -> list[Update]:
+    def mixed(source: str, base: int, t: int) -> list[Update]:
         a, b, c = base, base + 1, base + 2
         updates = [
-            Update.add_vertex(a, _LATE, "TemporalVertex", name="a"),
-            Update.add_edge(a, b, _LATE + 1, weight=2),
-            Update.add_edge(b, c, _LATE + 2, weight=3),
-            Update.update_edge(a, b, _LATE + 3, weight=5),
-            Update.remove_edge(b, c, _LATE + 4),
-            Update.add_vertex(c, _LATE + 5),
-            Update.remove_vertex(c, _LATE + 6),
+            Update.add_vertex(a, t, "TemporalVertex", name="a"),
+            Update.add_edge(a, b, t + 1, weight=2),
+            Update.add_edge(b, c, t + 2, weight=3),
+            Update.update_edge(a, b, t + 3, weight=5),
+            Update.remove_edge(b, c, t + 4),
+            Update.add_vertex(c, t + 5),
+            Update.remove_vertex(c, t + 6),
         ]
         return [u.with_origin(source, i + 1) for i, u in enumerate(updates)]
 
     with client(gateway) as c:
-        c.ingest(mixed("mix-records", 20_000), name="mix-records", arrow=False)
-        c.ingest(mixed("mix-arrow", 30_000), name="mix-arrow", arrow=True)
+        c.ingest(mixed("mix-records", 20_000, _MIXED_T), name="mix-records", arrow=False)
+        c.ingest(mixed("mix-arrow", 30_000, _MIXED_T + 10), name="mix-arrow", arrow=True)
     graph.wait_idle()
 
-    def seen(base: int) -> list[object]:
+    def shifted(props: dict[str, object], t: int) -> dict[str, object]:
+        return {k: v - t if k.endswith("_ts") else v for k, v in props.items()}  # type: ignore[operator]
+
+    def seen(base: int, t: int) -> list[object]:
         out = []
         for v in (base, base + 1):
             found = graph.vertex(v)
             out.append(
                 (
                     found["type"],
-                    found["time"],
+                    found["time"] - t,
                     {k: val for k, val in found["state"].items() if "name" in k},
-                    {d - base: p for d, p in found["out_edges"].items()},
-                    {s - base: p for s, p in found["in_edges"].items()},
+                    {d - base: shifted(p, t) for d, p in found["out_edges"].items()},
+                    {s - base: shifted(p, t) for s, p in found["in_edges"].items()},
                 )
             )
         return out
 
-    assert seen(30_000) == seen(20_000)
+    assert seen(30_000, _MIXED_T + 10) == seen(20_000, _MIXED_T)
     with pytest.raises(Exception, match="not found|VertexNotFound|30002"):
         graph.vertex(30_002)
 
@@ -180,7 +185,7 @@ def _table(rows: int = 5, **columns: pa.Array) -> pa.RecordBatch:
         "kind": pa.array(["ADD_EDGE"] * rows),
         "vertex": pa.array(range(40_000, 40_000 + rows), pa.int64()),
         "dst": pa.array(range(50_000, 50_000 + rows), pa.int64()),
-        "time": pa.array(range(_LATE, _LATE + rows), pa.int64()),
+        "time": pa.array(range(_BAD_T, _BAD_T + rows), pa.int64()),
     }
     data.update(columns)
     return pa.RecordBatch.from_pydict({k: v for k, v in data.items() if v is not None})
@@ -204,7 +209,7 @@ _BAD: list[tuple[object, str]] = [
         r"\[row 4\]\.dst: add_vertex takes no dst",
     ),
     (
-        _table(time=pa.array([_LATE, _LATE, float("nan"), _LATE, _LATE], pa.float64())),
+        _table(time=pa.array([_BAD_T, _BAD_T, float("nan"), _BAD_T, _BAD_T], pa.float64())),
         r"\[row 2\]\.time: time must be finite, got nan",
     ),
     (_table(time=_with("time", 3, None)), r"\[row 3\]\.time: no time set"),
@@ -228,7 +233,7 @@ _BAD: list[tuple[object, str]] = [
         _table(kind=_with("kind", 3, "bogus"), time=_with("time", 1, None)),
         r"\[row 1\]\.time: no time set",
     ),
-    (_table(time=_with("time", 3, _LATE - 10)), r"\[row 3\]\.time: .*goes back from"),
+    (_table(time=_with("time", 3, _BAD_T + 1)), r"\[row 3\]\.time: .*goes back from"),
     (_table(time=_with("time", 0, 5)), r"\[row 0\]\.time: .*before .*up to which the graph"),
     (_table(dst=None), r"batch\.arrow_ipc\.dst: a required column is missing"),
     (
