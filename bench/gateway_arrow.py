@@ -192,7 +192,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     runs = {label: _median(r) for label, r in trials.items()}
     records = runs[f"records, batch {args.batch}"]
     text = io.StringIO()
-    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(15)
+    stats = pstats.Stats(profile, stream=text)
+    stats.sort_stats("tottime").print_stats(15)
+    own = _own_steps(stats, records["records"])
     result = {
         "benchmark": "gateway_arrow",
         "records": records["records"],
@@ -208,9 +210,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for label, run in runs.items()
         },
         "profile_top15": _trimmed(text.getvalue()),
+        "gateway_steps_us_per_update": own,
     }
     write_results(args.out, "gateway_arrow", result, _table(result))
     return result
+
+
+_STEPS = {
+    "arrow_updates_of": "decode + check (arrow_wire.arrow_updates_of)",
+    "_fresh_columns": "resend skipping (_SourcePast._fresh_columns)",
+    "_in_order_columns": "time order (_in_order_columns)",
+    "feed_items": "to the feed (ArrowUpdates.feed_items)",
+    "run": "FeedPump.run (the feed, sending, waiting for the shards' logs)",
+}
+
+
+def _own_steps(stats: pstats.Stats, records: int) -> dict[str, float]:
+    """Cumulative microseconds per update of the gateway's steps for an Arrow batch."""
+    table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    out = dict.fromkeys(_STEPS.values(), 0.0)
+    for (path, _, function), (_, _, _, cumulative, _) in table.items():
+        if function in _STEPS and (function != "run" or path.endswith("ingest.py")):
+            out[_STEPS[function]] += 1e6 * cumulative / records
+    return out
 
 
 def _trimmed(text: str) -> str:
@@ -250,6 +272,9 @@ def _table(result: dict[str, Any]) -> str:
         lines.append(
             f"| {label} | {r['rate']:.2f} | {r['client_cpu']:.2f} | {r['gateway_cpu']:.2f} |"
         )
+    lines += ["", "Gateway steps of one Arrow stream (cProfile, cumulative, us per update):", ""]
+    lines += ["| step | us/update |", "|---|---:|"]
+    lines += [f"| {k} | {v:.2f} |" for k, v in result["gateway_steps_us_per_update"].items()]
     lines += ["", "Gateway side of one Arrow stream (cProfile, top 15 by own time):", "", "```"]
     lines += [result["profile_top15"], "```"]
     return "\n".join(lines) + "\n"

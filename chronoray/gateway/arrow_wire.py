@@ -161,7 +161,7 @@ class ArrowUpdates:
     first_row: int = 0
 
     def __len__(self) -> int:
-        return self.table.num_rows
+        return int(self.table.num_rows)
 
     @property
     def offset(self) -> int:
@@ -169,7 +169,8 @@ class ArrowUpdates:
         return int(self.table.column("offset")[-1].as_py())
 
     def column(self, name: str) -> np.ndarray:
-        return self.table.column(name).to_numpy(zero_copy_only=False)
+        values: np.ndarray = self.table.column(name).to_numpy(zero_copy_only=False)
+        return values
 
     def row(self, index: int, column: str) -> str:
         """The name of ``column`` of row ``index`` of this batch in errors."""
@@ -348,7 +349,8 @@ def _ints(array: pa.Array, rules: _Rules, column: str) -> np.ndarray:
         big = raw > _INT64_MAX
         rules.check(column, big, lambda i: f"{raw[i]} is beyond int64")
         values = np.where(big, 0, raw)
-    return values.astype(np.int64)
+    out: np.ndarray = values.astype(np.int64)
+    return out
 
 
 def _checked(

@@ -86,7 +86,7 @@ def served(ray_session, tmp_path_factory):
 
 
 def _applied(graph, source: str) -> int:
-    return max(s["applied"].get(f"src:{source}", 0) for s in graph.stats().shards)
+    return max(s.applied.get(f"src:{source}", 0) for s in graph.stats().shards)
 
 
 @settings(max_examples=examples(25))
