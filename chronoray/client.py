@@ -43,8 +43,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import numpy as np
+import pyarrow as pa
 
 from chronoray.errors import GatewayError
+from chronoray.gateway.arrow_wire import table_of_updates, to_arrow_ipc
 from chronoray.gateway.guard import RETRY_AFTER
 from chronoray.gateway.settings import client_token
 from chronoray.gateway.wire import (
@@ -60,10 +63,11 @@ from chronoray.gateway.wire import (
     values_of,
     vertex_of,
 )
-from chronoray.sources import IterableSource, MalformedRecord, Source
+from chronoray.sources import IterableSource, MalformedRecord, Source, read_columns
 from chronoray.v1 import gateway_pb2 as pb
 from chronoray.v1 import gateway_pb2_grpc as pbg
 from ephemeral.notify import Lagged, Notification, StreamPosition
+from vertex.columns import UpdateBatch
 from vertex.records import Update, VertexId
 
 __all__ = [
@@ -143,19 +147,26 @@ class AnalysisSummary:
 
 class _Stream:
     """One ingestion stream: the request side runs in gRPC's thread, this side reads
-    replies; the first reply (where to resume) gates the records."""
+    replies; the first reply (where to resume) gates the records. ``arrow``: batches
+    travel as Arrow IPC (``IngestBatch.arrow_ipc``), else as records."""
 
     def __init__(
-        self, source: Source, batch_size: int, window: int | None, result: IngestResult
+        self,
+        source: Source,
+        batch_size: int,
+        window: int | None,
+        result: IngestResult,
+        arrow: bool = False,
     ) -> None:
         self.source = source
         self.batch_size = batch_size
         self.window = window
         self.result = result
+        self.arrow = arrow
         self.opened = threading.Event()
         self.resume_after = 0
         self.cancelled = False
-        self.error: MalformedRecord | None = None
+        self.error: MalformedRecord | ValueError | None = None
         self.sent_at: dict[int, float] = {}  # unacknowledged batch number -> when handed over
         self.room = threading.Condition()
 
@@ -164,32 +175,77 @@ class _Stream:
         self.opened.wait()
         if self.cancelled:
             return
+        batches = self._arrow_batches() if self.arrow else self._record_batches()
+        for number, (batch, rows) in enumerate(batches, start=1):
+            yield self._batch(number, batch, rows)
+            if self.cancelled:
+                return
+
+    def _record_batches(self) -> Iterator[tuple[pb.IngestBatch, int]]:
         batch: list[pb.UpdateRecord] = []
-        number = 0
         try:
             for update in self.source.read():
                 if update.offset <= self.resume_after:
                     continue
                 batch.append(to_record(update))
                 if len(batch) >= self.batch_size:
-                    number += 1
-                    yield self._batch(number, batch)
+                    yield pb.IngestBatch(records=batch), len(batch)
                     batch = []
                 if self.cancelled:
                     return
         except MalformedRecord as exc:
             self.error = exc  # everything before it is sent; nothing after it
         if batch:
-            yield self._batch(number + 1, batch)
+            yield pb.IngestBatch(records=batch), len(batch)
 
-    def _batch(self, number: int, records: list[pb.UpdateRecord]) -> pb.IngestRequest:
+    def _arrow_batches(self) -> Iterator[tuple[pb.IngestBatch, int]]:
+        """Batches of ``batch_size`` rows as Arrow IPC: a file source's column batches
+        sliced as they are, single updates (other sources, a file's odd lines) converted
+        once, in runs."""
+        out = _ArrowBatches(self.batch_size)
+        loose: list[Update] = []
+        try:
+            for item in self._items():
+                if isinstance(item, UpdateBatch):
+                    if loose:
+                        yield from out.add(table_of_updates(loose))
+                        loose = []
+                    yield from out.add(item.table)
+                else:
+                    loose.append(item)
+                    if len(loose) >= self.batch_size:
+                        yield from out.add(table_of_updates(loose))
+                        loose = []
+                if self.cancelled:
+                    return
+            if loose:
+                yield from out.add(table_of_updates(loose))
+        except (MalformedRecord, ValueError) as exc:
+            self.error = exc  # everything before it is sent; nothing after it
+        yield from out.rest()
+
+    def _items(self) -> Iterator[UpdateBatch | Update]:
+        """The source's updates after ``resume_after``, as column batches where it reads
+        columns."""
+        items, _ = read_columns(self.source)
+        resume = self.resume_after
+        for item in items:
+            if isinstance(item, UpdateBatch):
+                if item.last_offset <= resume:
+                    continue
+                start = int(np.searchsorted(item.column("offset"), resume, side="right"))
+                yield item.slice(start) if start else item
+            elif item is not None and item.offset > resume:
+                yield item
+
+    def _batch(self, number: int, batch: pb.IngestBatch, rows: int) -> pb.IngestRequest:
         """The request of batch ``number``, once the window has room for it."""
         with self.room:
             if self.window is not None:
                 self.room.wait_for(lambda: self.cancelled or len(self.sent_at) < self.window)
             self.sent_at[number] = time.perf_counter()
-        self.result.sent += len(records)
-        return pb.IngestRequest(batch=pb.IngestBatch(records=records))
+        self.result.sent += rows
+        return pb.IngestRequest(batch=batch)
 
     def replies(self, call: Any, on_ack: Callable[[pb.IngestAck], None] | None) -> None:
         try:
@@ -214,6 +270,37 @@ class _Stream:
                 self.cancelled = True
                 self.room.notify_all()
             self.opened.set()  # a stream refused before it opened: the request side ends
+
+
+class _ArrowBatches:
+    """Cuts record batches into IPC batches of ``size`` rows (one schema each: a piece of
+    another schema closes the batch before it)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pending: list[pa.RecordBatch] = []
+        self.rows = 0
+
+    def add(self, table: pa.RecordBatch) -> Iterator[tuple[pb.IngestBatch, int]]:
+        if self.pending and table.schema != self.pending[0].schema:
+            yield self._take()
+        start = 0
+        while start < table.num_rows:
+            take = min(self.size - self.rows, table.num_rows - start)
+            self.pending.append(table.slice(start, take))
+            self.rows += take
+            start += take
+            if self.rows >= self.size:
+                yield self._take()
+
+    def rest(self) -> Iterator[tuple[pb.IngestBatch, int]]:
+        if self.rows:
+            yield self._take()
+
+    def _take(self) -> tuple[pb.IngestBatch, int]:
+        batch, rows = pb.IngestBatch(arrow_ipc=to_arrow_ipc(self.pending)), self.rows
+        self.pending, self.rows = [], 0
+        return batch, rows
 
 
 class RemoteSubscription:
@@ -323,6 +410,7 @@ class GatewayClient:
         window: int | None = 2,
         retry: float = 0.0,
         on_ack: Callable[[pb.IngestAck], None] | None = None,
+        arrow: bool | None = None,
     ) -> IngestResult:
         """Feed ``source`` (a :class:`~chronoray.sources.Source`, or updates with ``name``
         as their source name; unstamped ones are numbered by position) through the
@@ -332,7 +420,10 @@ class GatewayClient:
         waits for each ack, no more throughput). ``retry``: seconds to keep reconnecting
         while the server is unavailable or the source still busy (the source is read
         again, from where the graph stands). ``on_ack`` gets every acknowledgement as it
-        arrives."""
+        arrives. ``arrow``: send batches as Arrow IPC columns (``True``; updates are
+        converted once, here; vertex ids must be ints) or as records (``False``);
+        ``None``: columns when the source reads them (the file sources), else records.
+        Either way the same guarantees hold and the same updates are applied."""
         if batch_size < 1 or (window is not None and window < 1):
             raise ValueError("batch_size and window must be >= 1")
         if not isinstance(source, Source):
@@ -341,11 +432,13 @@ class GatewayClient:
             if retry and isinstance(source, Iterator):
                 raise ValueError("retry= needs a source that can be read again, not an iterator")
             source = IterableSource(source, name)
+        if arrow is None:
+            arrow = callable(getattr(source, "batches", None))
         result = IngestResult(source.name)
         started = time.perf_counter()
         deadline = started + retry
         while True:
-            stream = _Stream(source, batch_size, window, result)
+            stream = _Stream(source, batch_size, window, result, arrow)
             call = self.stub.Ingest(stream.requests(), metadata=self.metadata)
             try:
                 stream.replies(call, on_ack)
@@ -387,6 +480,7 @@ class GatewayClient:
             "records": g.records,
             "held_records": g.held_records,
             "held_records_max": g.held_records_max,
+            "arrow_records": g.arrow_records,
         }
         return {
             "graph": reply.graph,

@@ -8,7 +8,8 @@ message-size and rate limits.
 * :class:`GatewaySettings` (:mod:`~chronoray.gateway.settings`): how it listens,
   authenticates and limits.
 * :mod:`~chronoray.gateway.service`: the RPC handlers; :mod:`~chronoray.gateway.wire`:
-  Python values <-> messages; :mod:`~chronoray.gateway.guard`: token and rate limit;
+  Python values <-> messages; :mod:`~chronoray.gateway.arrow_wire`: ingestion batches as
+  Arrow IPC columns, checked as vectors; :mod:`~chronoray.gateway.guard`: token and rate limit;
   :mod:`~chronoray.gateway.predicates`: named subscription predicates.
 
 The client is :mod:`chronoray.client`.

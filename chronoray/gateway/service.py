@@ -30,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import numpy as np
 import ray
 
 from chronoray.analysis import ANALYSES, ENGINES
 from chronoray.errors import GraphNotFound, ShardsUnavailable, SnapshotNotReady, SourceBusy
+from chronoray.gateway.arrow_wire import ArrowUpdates, arrow_updates_of
 from chronoray.gateway.guard import RateLimiter, client_address
 from chronoray.gateway.predicates import PREDICATES
 from chronoray.gateway.settings import GatewaySettings
@@ -59,6 +61,7 @@ from ephemeral.notify import Lagged, StreamPosition
 from shards.core import VertexNotFound, source_channel
 from shards.watermark import show_time
 from shards.worker import ACTOR_ERRORS
+from vertex.columns import UpdateBatch
 from vertex.records import Update, VertexId
 
 __all__ = ["GatewayService", "ShuttingDown", "status_of"]
@@ -109,6 +112,7 @@ class _Counters:
         self.records = 0
         self.held = 0
         self.held_max = 0
+        self.arrow_records = 0
 
     @contextmanager
     def open(self, kind: str) -> Iterator[None]:
@@ -132,10 +136,11 @@ class _Counters:
             with self.lock:
                 self.held -= records
 
-    def acked(self, records: int) -> None:
+    def acked(self, records: int, arrow: bool) -> None:
         with self.lock:
             self.batches += 1
             self.records += records
+            self.arrow_records += records if arrow else 0
 
     def wait_closed(self, timeout: float) -> bool:
         """Wait until no stream is open (``False`` if some still are after ``timeout``)."""
@@ -153,6 +158,7 @@ class _Counters:
                 records=self.records,
                 held_records=self.held,
                 held_records_max=self.held_max,
+                arrow_records=self.arrow_records,
             )
 
 
@@ -203,11 +209,11 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                         self.limiter.wait(client)
                     with self.counters.holding(len(updates)):
                         skipped = pump.feed.skipped - len(updates) + len(fresh)
-                        pump.run(fresh, _no_tick)  # returns once every update is logged
-                    last = updates[-1].offset
+                        pump.run(_feed_items(fresh), _no_tick)  # returns once all is logged
+                    last = _last_offset(updates)
                     if fresh:  # kept before the client is told (a reopen resumes after it)
                         pump.controller.source_acked(source, last)
-                    self.counters.acked(len(updates))
+                    self.counters.acked(len(updates), isinstance(updates, ArrowUpdates))
                     ack = pb.IngestAck(
                         batch=number,
                         through_offset=last,
@@ -231,11 +237,26 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
         # fed by something that kept no acks (a file of that name): held to all it fed
         return _SourcePast(fed if acked is None else acked, fed, time)
 
-    def _updates(self, request: pb.IngestRequest, source: str, last: int) -> list[Update]:
-        """The checked updates of one batch (offsets strictly after ``last``)."""
+    def _updates(
+        self, request: pb.IngestRequest, source: str, last: int
+    ) -> list[Update] | ArrowUpdates:
+        """The checked updates of one batch (offsets strictly after ``last``): records,
+        or the columns of ``arrow_ipc``."""
         if request.WhichOneof("request") != "batch":
             raise InvalidField("open", "a stream feeds one source: open it once, then send batches")
         records = request.batch.records
+        if request.batch.arrow_ipc:
+            if records:
+                raise InvalidField("batch", "a batch has records or arrow_ipc, not both")
+            return arrow_updates_of(
+                request.batch.arrow_ipc,
+                source,
+                "batch.arrow_ipc",
+                last,
+                self._type_names,
+                self.settings.max_batch_records,
+                self.settings.max_message_bytes,
+            )
         if not records:
             raise InvalidField("batch.records", "an empty batch")
         if len(records) > self.settings.max_batch_records:
@@ -493,9 +514,11 @@ class _SourcePast:
     fed: int
     time: float
 
-    def fresh(self, updates: list[Update]) -> list[Update]:
+    def fresh(self, updates: list[Update] | ArrowUpdates) -> list[Update] | ArrowUpdates:
         """``updates`` after ``acked``; INVALID_ARGUMENT (nothing applied) if one after
         ``fed`` goes back before ``time``."""
+        if isinstance(updates, ArrowUpdates):
+            return self._fresh_columns(updates)
         fresh = [u for u in updates if u.offset > self.acked]
         for u in fresh:
             if u.offset > self.fed and u.ts < self.time:
@@ -506,6 +529,23 @@ class _SourcePast:
                     f"{show_time(self.time)}, the latest time this source fed before "
                     f"(through offset {self.fed}): a source cannot go back in time",
                 )
+        return fresh
+
+    def _fresh_columns(self, updates: ArrowUpdates) -> ArrowUpdates:
+        """:meth:`fresh` on columns: a slice, one vector comparison."""
+        fresh = updates.after(self.acked)
+        if not len(fresh):
+            return fresh
+        offsets, times = fresh.column("offset"), fresh.column("time")
+        back = (offsets > self.fed) & (times < self.time)
+        if back.any():
+            i = int(np.argmax(back))
+            raise InvalidField(
+                fresh.row(i, "time"),
+                f"time {show_time(times[i].item())} of offset {offsets[i]} is before "
+                f"{show_time(self.time)}, the latest time this source fed before "
+                f"(through offset {self.fed}): a source cannot go back in time",
+            )
         return fresh
 
 
@@ -521,13 +561,44 @@ def _refusals(context: grpc.ServicerContext) -> Iterator[None]:
         context.abort(code, text)
 
 
-def _in_order(pump: FeedPump, updates: list[Update]) -> None:
+def _in_order(pump: FeedPump, updates: list[Update] | ArrowUpdates) -> None:
     """Refuse the whole batch if one of its records goes back in time (a gateway stream
     is a source in time order), before any of it is applied."""
+    if isinstance(updates, ArrowUpdates):
+        _in_order_columns(pump, updates)
+        return
     refusal = pump.feed.out_of_order(updates)
     if refusal is not None:
         index = next(i for i, u in enumerate(updates) if u.offset == refusal.line)
         raise InvalidField(f"batch.records[{index}].ts", str(refusal))
+
+
+def _in_order_columns(pump: FeedPump, updates: ArrowUpdates) -> None:
+    """:func:`_in_order` on columns. A vector test clears a batch whose times never go
+    below the source's watermark nor below a time before them (stricter than the feed's
+    rule, which does not weigh rows a resumed source skips); only a batch it does not
+    clear is weighed row by row by the feed itself, for the verdict and its words."""
+    reorder = pump.feed.reorder
+    if not len(updates) or reorder.allowed_lateness is not None:
+        return
+    times = updates.column("time")
+    highest = np.maximum.accumulate(times)
+    if times[0] >= reorder.watermark and (times[1:] >= highest[:-1]).all():
+        return
+    rows = updates.updates()
+    refusal = pump.feed.out_of_order(rows)
+    if refusal is not None:
+        index = next(i for i, u in enumerate(rows) if u.offset == refusal.line)
+        raise InvalidField(updates.row(index, "time"), str(refusal))
+
+
+def _feed_items(updates: list[Update] | ArrowUpdates) -> list[Update] | list[UpdateBatch]:
+    """What ``FeedPump.run`` takes for a batch: its updates, or its columns."""
+    return updates.feed_items() if isinstance(updates, ArrowUpdates) else updates
+
+
+def _last_offset(updates: list[Update] | ArrowUpdates) -> int:
+    return updates.offset if isinstance(updates, ArrowUpdates) else updates[-1].offset
 
 
 def _no_tick(read: int) -> None:

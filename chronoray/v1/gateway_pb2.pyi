@@ -123,10 +123,12 @@ class IngestOpen(_message.Message):
     def __init__(self, source: _Optional[str] = ...) -> None: ...
 
 class IngestBatch(_message.Message):
-    __slots__ = ("records",)
+    __slots__ = ("records", "arrow_ipc")
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    ARROW_IPC_FIELD_NUMBER: _ClassVar[int]
     records: _containers.RepeatedCompositeFieldContainer[UpdateRecord]
-    def __init__(self, records: _Optional[_Iterable[_Union[UpdateRecord, _Mapping]]] = ...) -> None: ...
+    arrow_ipc: bytes
+    def __init__(self, records: _Optional[_Iterable[_Union[UpdateRecord, _Mapping]]] = ..., arrow_ipc: _Optional[bytes] = ...) -> None: ...
 
 class IngestRequest(_message.Message):
     __slots__ = ("open", "batch")
@@ -208,20 +210,22 @@ class ShardStats(_message.Message):
     def __init__(self, shard: _Optional[int] = ..., vertices: _Optional[int] = ..., edges: _Optional[int] = ..., worker_clock: _Optional[int] = ..., errors: _Optional[int] = ..., restarted: _Optional[bool] = ..., applied: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class GatewayStats(_message.Message):
-    __slots__ = ("ingest_streams", "subscriptions", "batches", "records", "held_records", "held_records_max")
+    __slots__ = ("ingest_streams", "subscriptions", "batches", "records", "held_records", "held_records_max", "arrow_records")
     INGEST_STREAMS_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
     BATCHES_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     HELD_RECORDS_FIELD_NUMBER: _ClassVar[int]
     HELD_RECORDS_MAX_FIELD_NUMBER: _ClassVar[int]
+    ARROW_RECORDS_FIELD_NUMBER: _ClassVar[int]
     ingest_streams: int
     subscriptions: int
     batches: int
     records: int
     held_records: int
     held_records_max: int
-    def __init__(self, ingest_streams: _Optional[int] = ..., subscriptions: _Optional[int] = ..., batches: _Optional[int] = ..., records: _Optional[int] = ..., held_records: _Optional[int] = ..., held_records_max: _Optional[int] = ...) -> None: ...
+    arrow_records: int
+    def __init__(self, ingest_streams: _Optional[int] = ..., subscriptions: _Optional[int] = ..., batches: _Optional[int] = ..., records: _Optional[int] = ..., held_records: _Optional[int] = ..., held_records_max: _Optional[int] = ..., arrow_records: _Optional[int] = ...) -> None: ...
 
 class StatsReply(_message.Message):
     __slots__ = ("vertices", "edges", "shards", "graph", "gateway")

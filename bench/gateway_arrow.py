@@ -1,0 +1,284 @@
+"""Gateway ingestion as records versus as Arrow IPC batches, one client, in one run:
+updates/s, CPU time per update of the client and of the gateway, and a cProfile of the
+gateway's side of an Arrow stream.
+
+Each trial feeds the same CollegeMsg lines into a new named graph of 2 shards on a local
+Ray instance, through a gateway in this process (``Gateway(graph, settings)``, loopback,
+so its CPU time is this process's) from a client in a process of its own:
+
+* ``records``: the updates (parsed before the clock) as ``UpdateRecord`` messages;
+* ``arrow``: the file source's column batches (parsed before the clock) as Arrow IPC
+  (``IngestBatch.arrow_ipc``), at the same batch size, and at a larger one.
+
+CPU times are what the machine's load cannot inflate as much as the wall clock: compare
+their ratios when the machine is shared. Modes are interleaved per trial; the median
+trial is kept. One more Arrow run, not timed, profiles the gateway's ingestion handler
+(the thread that decodes, checks and feeds; the shards are other processes). Run:
+``python -m bench.gateway_arrow``; results in ``bench/results/gateway_arrow.json`` and
+``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench.report import machine, write_results
+
+__all__ = ["main"]
+
+RESULTS = Path(__file__).parent / "results"
+_TOKEN = "bench-gateway-arrow-token"
+
+
+class _Loaded:
+    """A file source read before the clock: its column batches, handed out again."""
+
+    def __init__(self, path: str) -> None:
+        import chronoray as cr
+
+        source = cr.SnapEdgeSource(path)
+        self.name = source.name
+        self.items = list(source.batches())
+
+    def batches(self) -> Iterator[Any]:
+        return iter(self.items)
+
+    def read(self) -> Iterator[Any]:  # pragma: no cover - the client reads batches()
+        raise NotImplementedError
+
+
+def _client(address: str, path: str, mode: str, batch: int, go: str) -> None:
+    """One client process: load, connect, say ready, wait for the go file, feed, print
+    JSON (records, wall and CPU seconds)."""
+    import chronoray as cr
+    from chronoray.client import GatewayClient
+
+    if mode == "records":
+        source: Any = list(cr.SnapEdgeSource(path).read())
+    else:
+        source = _Loaded(path)
+    with GatewayClient(address, token=_TOKEN) as client:
+        client.stats()
+        Path(f"{go}.ready").touch()
+        while not Path(go).exists():
+            time.sleep(0.01)
+        start, cpu = time.perf_counter(), time.process_time()
+        result = client.ingest(
+            source, name=Path(path).name, batch_size=batch, arrow=mode != "records"
+        )
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(json.dumps({"records": result.sent, "seconds": seconds, "cpu": cpu}))
+
+
+def _trial(
+    data: Path, mode: str, batch: int, workdir: Path, profile: cProfile.Profile | None = None
+) -> dict[str, Any]:
+    import chronoray as cr
+    from chronoray.gateway import Gateway, GatewaySettings
+    from chronoray.gateway.service import GatewayService
+
+    name = f"bench-arrow-{mode}-{time.monotonic_ns()}"
+    graph = cr.GraphCluster.create(name, num_shards=2, log_dir=str(workdir / name))
+    original = GatewayService.Ingest
+    if profile is not None:
+
+        def profiled(self: Any, requests: Any, context: Any) -> Iterator[Any]:
+            profile.enable()  # the handler's thread: decoding, checks, the feed, acks
+            try:
+                yield from original(self, requests, context)
+            finally:
+                profile.disable()
+
+        GatewayService.Ingest = profiled  # type: ignore[method-assign]
+    try:
+        settings = GatewaySettings(port=0, token=_TOKEN, output_dir=str(workdir / "out"))
+        gateway = Gateway(graph, settings).start()
+        try:
+            go = workdir / f"go-{time.monotonic_ns()}"
+            client = subprocess.Popen(
+                [sys.executable, "-m", "bench.gateway_arrow", "--client", gateway.address]
+                + [str(data), mode, str(batch), str(go)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            while not Path(f"{go}.ready").exists():
+                if client.poll() is not None:
+                    raise RuntimeError("the client process ended before it was ready")
+                time.sleep(0.05)
+            cpu = time.process_time()
+            go.touch()
+            out, _ = client.communicate(timeout=1200)
+            gateway_cpu = time.process_time() - cpu
+            if client.returncode != 0:
+                raise RuntimeError(f"the client process failed ({client.returncode})")
+            run = json.loads(out.strip().splitlines()[-1])
+            graph.wait_idle()
+            edges = graph.stats().edges
+        finally:
+            gateway.stop(grace=0)
+    finally:
+        GatewayService.Ingest = original  # type: ignore[method-assign]
+        graph.shutdown()
+    n = run["records"]
+    return {
+        "records": n,
+        "seconds": run["seconds"],
+        "rate": n / run["seconds"],
+        "client_cpu_us": 1e6 * run["cpu"] / n,
+        "gateway_cpu_us": 1e6 * gateway_cpu / n,
+        "edges": edges,
+    }
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    ordered = sorted(runs, key=lambda r: r["rate"])
+    return {**ordered[len(ordered) // 2], "trial_rates": [round(r["rate"]) for r in runs]}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=0, help="CollegeMsg lines (0: all).")
+    parser.add_argument("--batch", type=int, default=1000, help="Records per batch.")
+    parser.add_argument("--big-batch", type=int, default=8192, help="A larger Arrow batch.")
+    parser.add_argument("--trials", type=int, default=3, help="Runs per mode; median kept.")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
+    parser.add_argument("--client", nargs=5, help=argparse.SUPPRESS)  # a client process
+    args = parser.parse_args(argv)
+    if args.client:
+        address, path, mode, batch, go = args.client
+        _client(address, path, mode, int(batch), go)
+        return {}
+    import ray
+
+    from chronoray.datasets import collegemsg_path
+
+    workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-gateway-arrow-"))
+    data = workdir / "collegemsg.txt"
+    lines = collegemsg_path().read_text().splitlines(True)
+    data.write_text("".join(lines[: args.lines] if args.lines else lines))
+    modes = [("records", args.batch), ("arrow", args.batch), ("arrow", args.big_batch)]
+    ray.init(
+        address="local",
+        num_cpus=2,
+        object_store_memory=256 * 1024 * 1024,
+        include_dashboard=False,
+        namespace="chronoray",
+        log_to_driver=False,
+    )
+    trials: dict[str, list[dict[str, Any]]] = {}
+    profile = cProfile.Profile()
+    try:
+        for _ in range(args.trials):
+            for mode, batch in modes:
+                trials.setdefault(f"{mode}, batch {batch}", []).append(
+                    _trial(data, mode, batch, workdir)
+                )
+        _trial(data, "arrow", args.big_batch, workdir, profile)
+    finally:
+        ray.shutdown()
+        shutil.rmtree(workdir, ignore_errors=True)
+    runs = {label: _median(r) for label, r in trials.items()}
+    records = runs[f"records, batch {args.batch}"]
+    text = io.StringIO()
+    stats = pstats.Stats(profile, stream=text)
+    stats.sort_stats("tottime").print_stats(15)
+    own = _own_steps(stats, records["records"])
+    result = {
+        "benchmark": "gateway_arrow",
+        "records": records["records"],
+        "trials": args.trials,
+        "machine": machine(),
+        "runs": runs,
+        "ratios_vs_records": {
+            label: {
+                "rate": run["rate"] / records["rate"],
+                "client_cpu": run["client_cpu_us"] / records["client_cpu_us"],
+                "gateway_cpu": run["gateway_cpu_us"] / records["gateway_cpu_us"],
+            }
+            for label, run in runs.items()
+        },
+        "profile_top15": _trimmed(text.getvalue()),
+        "gateway_steps_us_per_update": own,
+    }
+    write_results(args.out, "gateway_arrow", result, _table(result))
+    return result
+
+
+_STEPS = {
+    "arrow_updates_of": "decode + check (arrow_wire.arrow_updates_of)",
+    "_fresh_columns": "resend skipping (_SourcePast._fresh_columns)",
+    "_in_order_columns": "time order (_in_order_columns)",
+    "feed_items": "to the feed (ArrowUpdates.feed_items)",
+    "run": "FeedPump.run (the feed, sending, waiting for the shards' logs)",
+}
+
+
+def _own_steps(stats: pstats.Stats, records: int) -> dict[str, float]:
+    """Cumulative microseconds per update of the gateway's steps for an Arrow batch."""
+    table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    out = dict.fromkeys(_STEPS.values(), 0.0)
+    for (path, _, function), (_, _, _, cumulative, _) in table.items():
+        if function in _STEPS and (function != "run" or path.endswith("ingest.py")):
+            out[_STEPS[function]] += 1e6 * cumulative / records
+    return out
+
+
+def _trimmed(text: str) -> str:
+    """The profile's table, paths shortened to the repository or site-packages."""
+    out = []
+    for line in text.splitlines():
+        for marker in ("site-packages/", str(Path(__file__).parent.parent) + "/"):
+            if marker in line:
+                head, _, tail = line.partition(marker)
+                line = head[: head.rfind(" ") + 1] + tail
+        out.append(line.rstrip())
+    return "\n".join(line for line in out if line).strip()
+
+
+def _table(result: dict[str, Any]) -> str:
+    lines = [
+        f"# Gateway ingestion, records vs Arrow IPC: {result['records']:,} CollegeMsg updates,"
+        " 2 shards, 1 client",
+        "",
+        f"Median of {result['trials']} interleaved trials per mode (machine: "
+        f"{result['machine']['cpus']} CPUs, shared with the shards and other work). CPU time"
+        " per update of the client process and of the gateway (this process: decoding,"
+        " checks, the feed, acks; not the shards').",
+        "",
+        "| mode | updates/s | seconds | client CPU us/update | gateway CPU us/update | "
+        "edges | trials (updates/s) |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for label, run in result["runs"].items():
+        lines.append(
+            f"| {label} | {run['rate']:,.0f} | {run['seconds']:.2f} | "
+            f"{run['client_cpu_us']:.1f} | {run['gateway_cpu_us']:.1f} | {run['edges']:,} | "
+            f"{', '.join(f'{r:,}' for r in run['trial_rates'])} |"
+        )
+    lines += ["", "| vs records | rate | client CPU | gateway CPU |", "|---|---:|---:|---:|"]
+    for label, r in result["ratios_vs_records"].items():
+        lines.append(
+            f"| {label} | {r['rate']:.2f} | {r['client_cpu']:.2f} | {r['gateway_cpu']:.2f} |"
+        )
+    lines += ["", "Gateway steps of one Arrow stream (cProfile, cumulative, us per update):", ""]
+    lines += ["| step | us/update |", "|---|---:|"]
+    lines += [f"| {k} | {v:.2f} |" for k, v in result["gateway_steps_us_per_update"].items()]
+    lines += ["", "Gateway side of one Arrow stream (cProfile, top 15 by own time):", "", "```"]
+    lines += [result["profile_top15"], "```"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
