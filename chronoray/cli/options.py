@@ -82,7 +82,7 @@ class AnalysisName(click.Choice[str]):
         self.case_sensitive = True
 
     @property
-    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
         from chronoray.analysis import ANALYSIS_NAMES
 
         return tuple(ANALYSIS_NAMES)
