@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.report import machine, write_results
+from bench.report import machine, median_run, write_results
 
 __all__ = ["main"]
 
@@ -52,11 +52,6 @@ def _run(data: Path, placement: str, in_driver: bool, logs: Path, address: str) 
     }
 
 
-def _median(results: list[dict[str, Any]]) -> dict[str, Any]:
-    ordered = sorted(results, key=lambda r: r["rate"])
-    return {**ordered[len(ordered) // 2], "trial_rates": [round(r["rate"]) for r in results]}
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=0, help="CollegeMsg lines (0: all).")
@@ -87,7 +82,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ray.shutdown()
         cluster.shutdown()
         shutil.rmtree(workdir, ignore_errors=True)
-    runs = {name: _median(results) for name, results in trials.items()}
+    runs = {name: median_run(results) for name, results in trials.items()}
     rate = {name: run["rate"] for name, run in runs.items()}
     result = {
         "benchmark": "cluster",

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.report import machine, write_results
+from bench.report import machine, median_run, write_results
 
 __all__ = ["main"]
 
@@ -217,11 +217,6 @@ def _label(mode: str, feeders: int) -> str:
     return f"{mode}, {feeders} feeder{'s' if feeders > 1 else ''}"
 
 
-def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    ordered = sorted(runs, key=lambda r: r["rate"])
-    return {**ordered[len(ordered) // 2], "trial_rates": [round(r["rate"]) for r in runs]}
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=0, help="CollegeMsg lines (0: all).")
@@ -264,7 +259,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         ray.shutdown()
         shutil.rmtree(workdir, ignore_errors=True)
-    runs = {_label(mode, n): _median(r) for (mode, n), r in trials.items()}
+    runs = {_label(mode, n): median_run(r) for (mode, n), r in trials.items()}
     result = {
         "benchmark": "gateway",
         "records": runs[_label("in-process", 1)]["records"],

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.report import machine, write_results
+from bench.report import machine, median_run, write_results
 
 __all__ = ["main"]
 
@@ -142,11 +142,6 @@ def _trial(
     }
 
 
-def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    ordered = sorted(runs, key=lambda r: r["rate"])
-    return {**ordered[len(ordered) // 2], "trial_rates": [round(r["rate"]) for r in runs]}
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=0, help="CollegeMsg lines (0: all).")
@@ -189,7 +184,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         ray.shutdown()
         shutil.rmtree(workdir, ignore_errors=True)
-    runs = {label: _median(r) for label, r in trials.items()}
+    runs = {label: median_run(r) for label, r in trials.items()}
     records = runs[f"records, batch {args.batch}"]
     text = io.StringIO()
     stats = pstats.Stats(profile, stream=text)

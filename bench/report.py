@@ -8,7 +8,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cpu_seconds", "machine", "median_interval", "rss_bytes", "write_results"]
+__all__ = ["cpu_seconds", "machine", "median_interval", "median_run", "rss_bytes", "write_results"]
 
 
 def machine() -> dict[str, Any]:
@@ -29,6 +29,17 @@ def write_results(
     (out / f"{name}.md").write_text(markdown)
     if show:
         print(markdown)
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median ``rate`` (the upper one of an even count), plus every
+    trial's rate as ``trial_rates`` (in the order run).
+
+    >>> median_run([{"rate": 3.0}, {"rate": 1.0}, {"rate": 2.0}])
+    {'rate': 2.0, 'trial_rates': [3, 1, 2]}
+    """
+    ordered = sorted(runs, key=lambda r: r["rate"])
+    return {**ordered[len(ordered) // 2], "trial_rates": [round(r["rate"]) for r in runs]}
 
 
 def median_interval(values: list[float], confidence: float = 0.95) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.baseline import BEFORE, measure, tree
-from bench.report import machine, write_results
+from bench.report import machine, median_run, write_results
 from bench.workloads import RingVertex, ring_seed
 
 RESULTS = Path(__file__).parent / "results"
@@ -68,9 +68,7 @@ def _ray_run(n: int, m: int, shards: int, workdir: Path) -> dict[str, Any]:
 
 def _median(results: list[dict[str, Any]]) -> dict[str, Any]:
     """The run with the median rate, plus every trial's rates."""
-    ordered = sorted(results, key=lambda r: r["rate"])
-    run = dict(ordered[len(ordered) // 2])
-    run["trial_rates"] = [round(r["rate"]) for r in results]
+    run = median_run(results)
     if "cpu_rate" in run:
         run["cpu_rate"] = statistics.median(r["cpu_rate"] for r in results)
     return run

@@ -34,7 +34,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.report import machine, write_results
+from bench.report import machine, median_run, write_results
 from bench.workloads import write_snap
 
 __all__ = ["main"]
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     trials[mode].append(run)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    runs = {mode: _median(results) for mode, results in trials.items()}
+    runs = {mode: median_run(results) for mode, results in trials.items()}
     result = {
         "benchmark": "spark_ingest",
         "machine": machine(),
@@ -138,11 +138,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     write_results(args.out, "spark_ingest", result, _table(result))
     return result
-
-
-def _median(results: list[dict[str, Any]]) -> dict[str, Any]:
-    ordered = sorted(results, key=lambda r: r["rate"])
-    return {**ordered[len(ordered) // 2], "trial_rates": [round(r["rate"]) for r in results]}
 
 
 def _table(result: dict[str, Any]) -> str:
