@@ -104,7 +104,7 @@ from shards.replay import (
 from shards.routing import shard_of
 from vertex.annotations import mark_module_api
 from vertex.model import DirectHooks, Vertex, VertexTypes, temporal_edge
-from vertex.records import Update, UpdateKind, VertexId
+from vertex.records import EDGE_KINDS, Update, UpdateKind, VertexId
 
 __all__ = [
     "Batch",
@@ -118,9 +118,7 @@ __all__ = [
 ]
 
 _ERRORS_KEPT = 100
-_EDGE_KIND = {
-    k.value: k for k in (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
-}
+_EDGE_KIND = {k.value: k for k in EDGE_KINDS}
 _IN_EDGE_KINDS = frozenset((UpdateKind.ADD_EDGE.value, UpdateKind.UPDATE_EDGE.value))
 
 

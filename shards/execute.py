@@ -30,7 +30,7 @@ from shards.codec import (
 from shards.records import VertexRecord
 from vertex.annotations import mark_module_api
 from vertex.model import Context, DirectHooks, Vertex, temporal_edge
-from vertex.records import UpdateKind, VertexId
+from vertex.records import EDGE_KINDS, UpdateKind, VertexId
 
 __all__ = [
     "EDGE_CLEANUP",
@@ -45,7 +45,6 @@ __all__ = [
 
 EDGE_CLEANUP = (K_EDGE_REJECTED, K_TARGET_DELETED)
 _NO_CREATE = (K_EDGE_REJECTED, K_TARGET_DELETED, K_EDGE_REMOVED, K_EDGE_UPDATED)
-_EDGE_UPDATES = (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
 _GONE_UPDATES = frozenset(
     k.value for k in (UpdateKind.REMOVE_VERTEX, UpdateKind.REMOVE_EDGE, UpdateKind.UPDATE_EDGE)
 )
@@ -139,7 +138,7 @@ def _on_update(run: Execution, sender: VertexId | None, update: tuple[Any, ...],
     if len(update) > 4:  # a late update: the hooks see its own time
         ts = run.late = update[4]
     kind = _KIND_OF[kind_value]
-    if kind in _EDGE_UPDATES:
+    if kind in EDGE_KINDS:
         direct = run.direct.edge_event
         if direct is None or run.ctx is not None:
             run.behavior.on_edge_event(run.context(), kind, dst, ts, props)

@@ -55,7 +55,7 @@ from pyspark.sql import types as T
 
 from shards.routing import shard_of
 from vertex.columns import UpdateBatch
-from vertex.records import Update, UpdateKind
+from vertex.records import EDGE_KINDS, Update, UpdateKind
 
 __all__ = [
     "BadRow",
@@ -83,7 +83,6 @@ _REASON, _MID, _FILE = "_cr_reason", "_cr_mid", "_cr_file"
 _ROW_BITS = 33  # monotonically_increasing_id(): partition index << 33 | position in it
 _BATCH_ROWS = 10_000  # rows turned into Python objects at a time by a source actor
 
-_EDGE_KINDS = (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
 _KINDS = ", ".join(k.value for k in UpdateKind)
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _FRACTIONAL = (T.FloatType, T.DoubleType, T.DecimalType)
@@ -482,7 +481,7 @@ def _kind(frame: DataFrame, columns: UpdateColumns) -> tuple[Column, Column]:
     if not isinstance(dtype, T.StringType):
         raise ValueError(f"column {name!r} is {dtype.simpleString()}: kinds are text ({_KINDS})")
     raw = _col(name)
-    edge = raw.isin(*(k.value for k in _EDGE_KINDS))
+    edge = raw.isin(*(k.value for k in EDGE_KINDS))
     problem = F.when(raw.isNull(), F.lit("kind is null")).when(
         ~raw.isin(*(k.value for k in UpdateKind)),
         F.concat(F.lit("unknown kind '"), raw, F.lit(f"' (expected one of {_KINDS})")),

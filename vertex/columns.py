@@ -35,11 +35,18 @@ import pyarrow as pa
 from vertex.annotations import mark_module_api
 from vertex.records import Update, UpdateKind
 
-__all__ = ["UpdateBatch"]
+__all__ = ["KIND_CODES", "UpdateBatch", "kind_column"]
 
 _KINDS = pa.array([kind.value for kind in UpdateKind], pa.string())
-_KIND_INDEX = {kind: i for i, kind in enumerate(UpdateKind)}
-_ADD_EDGE = _KIND_INDEX[UpdateKind.ADD_EDGE]
+KIND_CODES: dict[UpdateKind, int] = {kind: i for i, kind in enumerate(UpdateKind)}
+"""Each kind's code in the ``kind`` column: its position in :class:`UpdateKind`."""
+_ADD_EDGE = KIND_CODES[UpdateKind.ADD_EDGE]
+
+
+def kind_column(codes: np.ndarray | pa.Array) -> pa.DictionaryArray:
+    """The ``kind`` column of kind codes (:data:`KIND_CODES`), dictionary-encoded as
+    every batch's is."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), _KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +76,7 @@ class UpdateBatch:
         """A batch of ``add_edge`` updates from validated arrays (numpy or Arrow) of one
         length; the time column keeps its type (int64 or float64)."""
         n = len(vertex)
-        kind = pa.DictionaryArray.from_arrays(np.full(n, _ADD_EDGE, np.int8), _KINDS)
+        kind = kind_column(np.full(n, _ADD_EDGE, np.int8))
         columns: list[pa.Array] = [
             kind,
             pa.array(vertex, pa.int64()),

@@ -17,7 +17,7 @@ from typing import Any
 
 from vertex.annotations import mark_module_api
 
-__all__ = ["VertexId", "UpdateKind", "Update"]
+__all__ = ["EDGE_KINDS", "VertexId", "UpdateKind", "Update"]
 
 VertexId = int | str
 """A vertex id: an ``int`` or a ``str``. Ids are compared by value and type (``1 != "1"``)."""
@@ -32,6 +32,12 @@ class UpdateKind(enum.StrEnum):
     UPDATE_EDGE = "update_edge"
     REMOVE_EDGE = "remove_edge"
     MESSAGE = "message"
+
+
+EDGE_KINDS: frozenset[UpdateKind] = frozenset(
+    (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
+)
+"""The kinds whose updates name an edge: they need its target ``dst``, the others take none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +66,7 @@ class Update:
             object.__setattr__(self, "kind", UpdateKind(self.kind))
         _check_id(self.vertex, "vertex")
         _check_time(self.ts)
-        edge = self.kind in (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
-        if edge:
+        if self.kind in EDGE_KINDS:
             _check_id(self.dst, "dst")
         elif self.dst is not None:
             raise ValueError(f"{self.kind.value} update takes no dst, got {self.dst!r}")

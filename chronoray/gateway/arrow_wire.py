@@ -38,22 +38,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoray.gateway.wire import InvalidField
-from vertex.columns import UpdateBatch
-from vertex.records import Update, UpdateKind
+from vertex.columns import KIND_CODES, UpdateBatch, kind_column
+from vertex.records import EDGE_KINDS, Update, UpdateKind
 
 __all__ = ["ArrowUpdates", "arrow_updates_of", "table_of_updates", "to_arrow_ipc"]
 
-_KIND_NAMES = [kind.value for kind in UpdateKind]
-_KIND_VALUES = pa.array(_KIND_NAMES, pa.string())  # vertex.columns' dictionary, same order
-_KIND_INDEX = {kind: i for i, kind in enumerate(UpdateKind)}
-_EDGE = np.array(
-    [
-        kind in (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
-        for kind in UpdateKind
-    ]
-)
-_ADD_VERTEX = _KIND_NAMES.index(UpdateKind.ADD_VERTEX.value)
-_REMOVE_EDGE = _KIND_NAMES.index(UpdateKind.REMOVE_EDGE.value)
+_KIND_NAMES = [kind.value for kind in UpdateKind]  # by code (KIND_CODES)
+_EDGE = np.array([kind in EDGE_KINDS for kind in UpdateKind])  # by code
+_ADD_VERTEX = KIND_CODES[UpdateKind.ADD_VERTEX]
+_REMOVE_EDGE = KIND_CODES[UpdateKind.REMOVE_EDGE]
 _REQUIRED = ("offset", "kind", "vertex", "dst", "time")
 _OPTIONAL = ("props", "vertex_type")
 _INT64_MAX = 2**63 - 1
@@ -107,9 +100,9 @@ def table_of_updates(updates: Sequence[Update]) -> pa.RecordBatch:
             )
     times = [u.ts for u in updates]
     integral = all(isinstance(t, int) for t in times)
-    kinds = np.array([_KIND_INDEX[u.kind] for u in updates], np.int8)
+    kinds = np.array([KIND_CODES[u.kind] for u in updates], np.int8)
     columns: dict[str, pa.Array] = {  # vertex.columns' schema: its batches and these mix
-        "kind": pa.DictionaryArray.from_arrays(kinds, _KIND_VALUES),
+        "kind": kind_column(kinds),
         "vertex": pa.array([u.vertex for u in updates], pa.int64()),
         "dst": pa.array([u.dst for u in updates], pa.int64()),
         "time": pa.array(times, pa.int64() if integral else pa.float64()),
@@ -395,7 +388,7 @@ def _checked(
     )
     rules.raise_first(field)
     arrays = [
-        pa.DictionaryArray.from_arrays(pa.array(kinds, pa.int8()), _KIND_VALUES),
+        kind_column(kinds),
         pa.array(vertex, pa.int64()),
         pa.array(dst, pa.int64(), mask=~has_dst),
         time,

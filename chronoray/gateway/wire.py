@@ -29,7 +29,7 @@ from typing import Any
 
 from chronoray.v1 import gateway_pb2 as pb
 from ephemeral.notify import Notification, StreamPosition
-from vertex.records import Update, UpdateKind, VertexId
+from vertex.records import EDGE_KINDS, Update, UpdateKind, VertexId
 
 __all__ = [
     "InvalidField",
@@ -67,7 +67,6 @@ KINDS: dict[UpdateKind, int] = {
 }
 """Update kinds and their wire numbers."""
 _KIND_OF = {number: kind for kind, number in KINDS.items()}
-_EDGE_KINDS = (UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE)
 
 
 class InvalidField(ValueError):
@@ -264,7 +263,7 @@ def _update_of(record: pb.UpdateRecord, source: str, known: frozenset[str]) -> U
         raise InvalidField("kind", f"not an update kind: {record.kind}")
     vertex = vertex_id_of(record.vertex)
     dst = None
-    if kind in _EDGE_KINDS:
+    if kind in EDGE_KINDS:
         if not record.HasField("dst"):
             raise InvalidField("dst", f"{kind.value} needs the edge's target")
         dst = vertex_id_of(record.dst, "dst")
