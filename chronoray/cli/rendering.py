@@ -209,7 +209,9 @@ def stats_views(stats: dict[str, Any]) -> list[View]:
 
 def note_driver_log() -> None:
     """Name the file Ray's and Spark's own log lines of this run went to (a command's last
-    line, on stderr)."""
+    line, on stderr, never wrapped: the path stays one piece to copy)."""
     from chronoray.connect import driver_log_path
 
-    err_console.print(f"[dim]Ray's and Spark's own log lines: {driver_log_path()}[/]")
+    err_console.print(
+        f"[dim]Ray's and Spark's own log lines: {driver_log_path()}[/]", soft_wrap=True
+    )

@@ -46,3 +46,14 @@ def test_a_file_the_user_names_is_kept(runs, monkeypatch, tmp_path):
     mine = tmp_path / "mine.log"
     monkeypatch.setenv("CHRONORAY_DRIVER_LOG", str(mine))
     assert runlog.begin_run_log() == mine and driver_log_path() == mine
+
+
+def test_the_last_line_names_a_long_path_in_one_piece(monkeypatch, tmp_path, capsys):
+    from chronoray.cli import rendering
+
+    long = tmp_path / ("deep-" * 20) / "driver.log"  # far wider than 80 columns
+    monkeypatch.setenv("CHRONORAY_DRIVER_LOG", str(long))
+    monkeypatch.setattr(rendering.err_console, "width", 80)
+    rendering.note_driver_log()
+    err = capsys.readouterr().err
+    assert str(long) in err and err.count("\n") == 1
