@@ -215,7 +215,7 @@ _STEPS = {
     "arrow_updates_of": "decode + check (arrow_wire.arrow_updates_of)",
     "_fresh_columns": "resend skipping (_SourcePast._fresh_columns)",
     "_in_order_columns": "time order (_in_order_columns)",
-    "feed_items": "to the feed (ArrowUpdates.feed_items)",
+    "_feed_items": "to the feed (service._feed_items)",
     "run": "FeedPump.run (the feed, sending, waiting for the shards' logs)",
 }
 

@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import numpy as np
 import pyarrow as pa
 
 from chronoray.errors import GatewayError
@@ -231,10 +230,8 @@ class _Stream:
         resume = self.resume_after
         for item in items:
             if isinstance(item, UpdateBatch):
-                if item.last_offset <= resume:
-                    continue
-                start = int(np.searchsorted(item.column("offset"), resume, side="right"))
-                yield item.slice(start) if start else item
+                if item.last_offset > resume:
+                    yield item.after(resume)
             elif item is not None and item.offset > resume:
                 yield item
 

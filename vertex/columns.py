@@ -9,8 +9,11 @@ The columns (the Arrow schema of every batch):
   ``int``, a Bitcoin CSV time a ``float``: the column type keeps that, so an update built
   back from a row equals the one the row path builds);
 * ``offset`` -- int64 source offsets (a file's 1-based line numbers), strictly increasing;
-* ``props`` (optional) -- a struct column of the edge properties every row carries
-  (e.g. ``weight``); absent when the updates carry none.
+* ``props`` (optional) -- a struct column of the rows' properties (e.g. ``weight``);
+  absent when the updates carry none. A null slot or a null value is a property the row
+  does not have, so a property *set to* ``None`` cannot travel as columns (its update
+  travels as a row);
+* ``vertex_type`` (optional) -- the string type an ``add_vertex`` row names (null: none).
 
 Guarantees:
 
@@ -100,10 +103,24 @@ class UpdateBatch:
 
     @property
     def only_edges_added(self) -> bool:
-        """Whether every row is an ``add_edge`` (the built-in sources' only kind)."""
+        """Whether every row is an ``add_edge`` naming no vertex type (the built-in
+        sources' only kind)."""
         kind = self.table.column("kind")
         indices = kind.indices.to_numpy(zero_copy_only=False)
-        return bool((indices == _ADD_EDGE).all())
+        return bool((indices == _ADD_EDGE).all()) and not self._typed()
+
+    def _typed(self) -> bool:
+        """Whether a row names a vertex type."""
+        if "vertex_type" not in self.table.schema.names:
+            return False
+        types = self.table.column("vertex_type")
+        return bool(types.null_count < len(types))
+
+    def after(self, offset: int) -> UpdateBatch:
+        """The rows with an offset above ``offset`` (offsets increase: a zero-copy slice;
+        the batch itself when all are)."""
+        start = int(np.searchsorted(self.column("offset"), offset, side="right"))
+        return self.slice(start) if start else self
 
     def column(self, name: str) -> np.ndarray:
         """Column ``name`` (``vertex``, ``dst``, ``time``, ``offset``) as a numpy array."""
@@ -114,16 +131,29 @@ class UpdateBatch:
         return self.table.column(name).to_pylist()  # type: ignore[no-any-return]
 
     def prop_dicts(self) -> list[dict[str, Any]]:
-        """Each row's properties as a new dict (``{}`` without a ``props`` column)."""
+        """Each row's properties as a new dict (``{}`` without a ``props`` column); a
+        null slot or value is a property the row does not have."""
         if "props" not in self.table.schema.names:
             return [{} for _ in range(len(self))]
         props = self.table.column("props")
         names = [field.name for field in props.type]
-        columns = [props.field(i).to_pylist() for i in range(len(names))]
+        fields = [props.field(i) for i in range(len(names))]
+        if props.null_count or any(f.null_count for f in fields):
+            return [
+                {} if slot is None else {k: v for k, v in slot.items() if v is not None}
+                for slot in props.to_pylist()
+            ]
+        columns = [f.to_pylist() for f in fields]
         if len(names) == 1:
             (name,) = names
             return [{name: value} for value in columns[0]]
         return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+    def vertex_types(self) -> list[str | None]:
+        """Each row's vertex type (``None`` where it names none)."""
+        if "vertex_type" not in self.table.schema.names:
+            return [None] * len(self)
+        return self.values("vertex_type")
 
     def updates(self) -> Iterator[Update]:
         """The rows as :class:`~vertex.records.Update`s stamped ``(source, offset)``: what
@@ -135,12 +165,13 @@ class UpdateBatch:
             self.values("time"),
             self.values("dst"),
             self.prop_dicts(),
+            self.vertex_types(),
             self.values("offset"),
             strict=True,
         )
         source = self.source
-        for kind, vertex, ts, dst, props, offset in rows:
-            yield Update(UpdateKind(kind), vertex, ts, dst, props, None, source, offset)
+        for kind, vertex, ts, dst, props, vertex_type, offset in rows:
+            yield Update(UpdateKind(kind), vertex, ts, dst, props, vertex_type, source, offset)
 
     def slice(self, start: int, stop: int | None = None) -> UpdateBatch:
         """Rows ``start .. stop-1`` (zero-copy)."""

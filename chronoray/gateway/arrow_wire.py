@@ -8,12 +8,11 @@ the words of :func:`~chronoray.gateway.wire.updates_of`; the first bad row is na
 ``batch.arrow_ipc[row 17].dst: add_edge needs the edge's target`` and the batch is refused
 whole. The schema is documented in ``chronoray/v1/gateway.proto`` (``IngestBatch``).
 
-Guarantees: an :class:`ArrowUpdates` means exactly the updates :meth:`ArrowUpdates.updates`
-builds, one per row in order, stamped ``(source, offset)`` -- the same updates the
-equivalent records give; :meth:`ArrowUpdates.feed_items` hands the graph's feed an
-:class:`~vertex.columns.UpdateBatch` where that batch means the same rows (its row form
-knows no ``vertex_type`` and no null property), else those updates. A null property
-value is a property the row does not have (a property set to ``None`` travels as records).
+Guarantees: an :class:`ArrowUpdates` holds an :class:`~vertex.columns.UpdateBatch` that
+means exactly the updates :meth:`ArrowUpdates.updates` builds, one per row in order,
+stamped ``(source, offset)`` -- the same updates the equivalent records give. A null
+property value is a property the row does not have (a property set to ``None`` travels as
+records).
 
 >>> data = to_arrow_ipc([table_of_updates([Update.add_edge(1, 2, 10).with_origin("s", 7)])])
 >>> batch = arrow_updates_of(data, "s", "batch.arrow_ipc")
@@ -31,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -141,29 +139,26 @@ def to_arrow_ipc(tables: Sequence[pa.RecordBatch]) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class ArrowUpdates:
-    """A checked Arrow batch of one source: ``table`` in :mod:`vertex.columns`' schema
+    """A checked Arrow batch of one source: ``batch`` in :mod:`vertex.columns`' schema
     (``kind`` dictionary-encoded in :class:`UpdateKind` order, ``vertex``/``dst``/
-    ``offset`` int64, ``time`` int64 or float64, optional ``props``), ``vertex_type`` the
-    optional column of that name, ``first_row`` the row of the client's batch where it
-    starts (rows are named so in errors), ``field`` the request field."""
+    ``offset`` int64, ``time`` int64 or float64, optional ``props`` and ``vertex_type``),
+    ``first_row`` the row of the client's batch where it starts (rows are named so in
+    errors), ``field`` the request field."""
 
-    source: str
-    table: pa.RecordBatch
-    vertex_type: pa.Array | None
+    batch: UpdateBatch
     field: str
     first_row: int = 0
 
     def __len__(self) -> int:
-        return int(self.table.num_rows)
+        return len(self.batch)
 
     @property
     def offset(self) -> int:
         """The offset of the last row (the batch's, as a record list's last ``offset``)."""
-        return int(self.table.column("offset")[-1].as_py())
+        return self.batch.last_offset
 
     def column(self, name: str) -> np.ndarray:
-        values: np.ndarray = self.table.column(name).to_numpy(zero_copy_only=False)
-        return values
+        return self.batch.column(name)
 
     def row(self, index: int, column: str) -> str:
         """The name of ``column`` of row ``index`` of this batch in errors."""
@@ -171,60 +166,12 @@ class ArrowUpdates:
 
     def after(self, offset: int) -> ArrowUpdates:
         """The rows after ``offset`` (offsets increase: a slice, zero-copy)."""
-        start = int(np.searchsorted(self.column("offset"), offset, side="right"))
-        vertex_type = None if self.vertex_type is None else self.vertex_type.slice(start)
-        return ArrowUpdates(
-            self.source, self.table.slice(start), vertex_type, self.field, self.first_row + start
-        )
+        rest = self.batch.after(offset)
+        return ArrowUpdates(rest, self.field, self.first_row + len(self) - len(rest))
 
     def updates(self) -> list[Update]:
         """The rows as stamped updates: what the batch means."""
-        props = (
-            [_present(slot) for slot in self.table.column("props").to_pylist()]
-            if "props" in self.table.schema.names
-            else [None] * len(self)
-        )
-        types = self.vertex_type.to_pylist() if self.vertex_type is not None else [None] * len(self)
-        rows = zip(
-            self.table.column("kind").to_pylist(),
-            self.table.column("vertex").to_pylist(),
-            self.table.column("time").to_pylist(),
-            self.table.column("dst").to_pylist(),
-            props,
-            types,
-            self.table.column("offset").to_pylist(),
-            strict=True,
-        )
-        source = self.source
-        return [
-            Update(UpdateKind(k), v, t, d, p or {}, vt, source, o) for k, v, t, d, p, vt, o in rows
-        ]
-
-    def feed_items(self) -> list[UpdateBatch] | list[Update]:
-        """What to hand ``FeedPump.run``: the columns where their row form means the
-        same updates, else the updates."""
-        if not len(self):
-            return []
-        plain_props = "props" not in self.table.schema.names or not _has_nulls(
-            self.table.column("props")
-        )
-        has_types = self.vertex_type is not None and self.vertex_type.null_count < len(self)
-        if plain_props and not has_types:
-            return [UpdateBatch(self.source, self.table)]
-        return self.updates()
-
-
-def _present(slot: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A row's properties: a null value is a property the row does not have."""
-    return None if slot is None else {k: v for k, v in slot.items() if v is not None}
-
-
-def _has_nulls(props: pa.StructArray) -> bool:
-    """Whether a slot or a value of ``props`` is null (what the columns' row form,
-    ``UpdateBatch.prop_dicts``, would read as a property set to ``None``)."""
-    return bool(props.null_count) or any(
-        props.field(i).null_count for i in range(props.type.num_fields)
-    )
+        return list(self.batch.updates())
 
 
 def arrow_updates_of(
@@ -395,12 +342,13 @@ def _checked(
         pa.array(offsets, pa.int64()),
     ]
     table_names = ["kind", "vertex", "dst", "time", "offset"]
-    if "props" in columns:
-        arrays.append(columns["props"])
-        table_names.append("props")
+    for name, column in (("props", columns.get("props")), ("vertex_type", vertex_type)):
+        if column is not None:
+            arrays.append(column)
+            table_names.append(name)
     table = pa.RecordBatch.from_arrays(arrays, table_names)
     assert table.num_rows == n
-    return ArrowUpdates(source, table, vertex_type, field)
+    return ArrowUpdates(UpdateBatch(source, table), field)
 
 
 def _time(array: pa.Array, rules: _Rules) -> pa.Array:

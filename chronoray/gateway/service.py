@@ -593,8 +593,9 @@ def _in_order_columns(pump: FeedPump, updates: ArrowUpdates) -> None:
 
 
 def _feed_items(updates: list[Update] | ArrowUpdates) -> list[Update] | list[UpdateBatch]:
-    """What ``FeedPump.run`` takes for a batch: its updates, or its columns."""
-    return updates.feed_items() if isinstance(updates, ArrowUpdates) else updates
+    """What ``FeedPump.run`` takes for a batch: its updates, or its columns (the feed
+    takes them as columns where it can, else row by row)."""
+    return [updates.batch] if isinstance(updates, ArrowUpdates) else updates
 
 
 def _last_offset(updates: list[Update] | ArrowUpdates) -> int:

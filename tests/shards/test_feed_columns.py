@@ -139,6 +139,60 @@ def test_an_update_batch_means_its_updates() -> None:
     assert not math.isnan(batch.column("time")[0])
 
 
+def test_null_properties_and_vertex_types_in_an_update_batch() -> None:
+    import pyarrow as pa
+
+    from vertex.columns import kind_column
+    from vertex.records import UpdateKind
+
+    codes = [0, 2, 2, 4]  # add_vertex, add_edge, add_edge, remove_edge (UpdateKind order)
+    assert [list(UpdateKind)[c] for c in codes] == [
+        UpdateKind.ADD_VERTEX,
+        UpdateKind.ADD_EDGE,
+        UpdateKind.ADD_EDGE,
+        UpdateKind.REMOVE_EDGE,
+    ]
+    props = pa.array([{"w": 1, "tag": "a"}, {"w": None, "tag": "b"}, {"w": 3, "tag": None}, None])
+    table = pa.RecordBatch.from_pydict(
+        {
+            "kind": kind_column(np.array(codes, np.int8)),
+            "vertex": pa.array([1, 1, 2, 1], pa.int64()),
+            "dst": pa.array([None, 2, 1, 2], pa.int64()),
+            "time": pa.array([5, 6, 7, 8], pa.int64()),
+            "offset": pa.array([1, 2, 3, 4], pa.int64()),
+            "props": props,
+            "vertex_type": pa.array(["Person", None, None, None]),
+        }
+    )
+    batch = UpdateBatch("s", table)
+    assert list(batch.updates()) == [
+        Update.add_vertex(1, 5, "Person", w=1, tag="a").with_origin("s", 1),
+        Update.add_edge(1, 2, 6, tag="b").with_origin("s", 2),  # a null value: no such property
+        Update.add_edge(2, 1, 7, w=3).with_origin("s", 3),
+        Update.remove_edge(1, 2, 8).with_origin("s", 4),  # a null slot: no properties
+    ]
+    assert not batch.only_edges_added
+    assert [u.offset for u in batch.after(2).updates()] == [3, 4]
+    assert batch.after(0) is batch and len(batch.after(4)) == 0
+
+
+def test_columns_with_a_null_property_send_what_rows_send() -> None:
+    import pyarrow as pa
+
+    batch = UpdateBatch.edges(
+        "s",
+        np.array([1, 2, 3]),
+        np.array([2, 3, 1]),
+        np.array([10, 11, 12]),
+        np.array([1, 2, 3]),
+        {"weight": pa.array([4, None, 6])},
+    )
+    by_rows, by_columns = SourceFeed("s", 3, 2, halves=True), SourceFeed("s", 3, 2, halves=True)
+    rows = [b for u in batch.updates() for b in by_rows.offer(u)]
+    assert _sent(by_columns.offer_columns(batch) or []) == _sent(rows) != []
+    assert _state(by_columns) == _state(by_rows)
+
+
 def test_another_thread_never_sees_columns_acknowledged_before_they_are() -> None:
     """Progress and the frontier are read from other threads while a batch is routed: at
     every point of ``offer_columns`` its updates are not counted acknowledged and the
