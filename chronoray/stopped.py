@@ -48,7 +48,11 @@ def graph_running(log_dir: str | os.PathLike[str]) -> bool:
     root = Path(log_dir)
     if not Manifest.exists(root):
         return False
-    for path in _shard_paths(root, Manifest.read(root).num_shards):
+    return _any_locked(_shard_paths(root, Manifest.read(root).num_shards))
+
+
+def _any_locked(paths: list[Path]) -> bool:
+    for path in paths:
         lock = path / "LOCK"
         if not lock.exists():
             continue
@@ -69,7 +73,7 @@ def readable_here(log_dir: str | os.PathLike[str]) -> bool:
     if not Manifest.exists(root):
         return False
     paths = _shard_paths(root, Manifest.read(root).num_shards)
-    return all((p / "CURRENT").exists() for p in paths) and not graph_running(root)
+    return all((p / "CURRENT").exists() for p in paths) and not _any_locked(paths)
 
 
 class StoppedLogs:
