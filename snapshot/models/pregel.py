@@ -20,11 +20,12 @@ each partition is one worker (one Ray actor, or an object in this process):
 :class:`~snapshot.models.pregel_arrays.PregelArraysWorker` a
 :class:`~snapshot.models.pregel_arrays.PregelArrays` program (``compute`` once per
 partition over arrays). Messages travel in one batch per (sender, receiver) partition pair
-per superstep. Every worker folds the previous superstep's summaries (aggregates, counts)
-itself, so the driver submits ``window`` supersteps at a time and waits once per window
-(a superstep after the job's end finds nothing to do and is not counted). The live graph
-is never touched. A per-vertex job can pause at a barrier and shift to a newer snapshot
-(see :mod:`snapshot.models.shift`).
+per superstep, from worker to worker (on Ray over the actors' direct connections, not
+through the driver or the object store), together with the sender's summary of the
+superstep (aggregates, counts). Every worker folds the summaries itself and all stop
+together at the job's end, so the driver makes one call per partition per window of
+supersteps (and none per superstep). The live graph is never touched. A per-vertex job
+can pause at a barrier and shift to a newer snapshot (see :mod:`snapshot.models.shift`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ __all__ = [
     "fold_summaries",
     "pregel",
 ]
+
+
+WINDOW_SECONDS = 0.25  # the driver's default pace: one call (and progress report) per window
 
 
 @dataclass(frozen=True)
@@ -383,9 +387,9 @@ class PregelJob:
         num_partitions: int = 4,
         executor: Executor = "auto",
         progress: Progress = False,
-        window: int = 8,
+        window: int | None = None,
     ) -> None:
-        if window < 1:
+        if window is not None and window < 1:
             raise ValueError(f"window must be at least 1, got {window}")
         self.program = program
         self.num_partitions = num_partitions
@@ -404,7 +408,7 @@ class PregelJob:
         """Start a phase at superstep 0 (the job's start, or a resume after a shift)."""
         self.superstep = 0
         self.finished = False
-        self.inbox = self.group.empty_inbox()
+        self.fresh = True  # superstep 0 has no messages
         self.aggregated = _fold(self.program.aggregators, [])
         counts = self.group.call("counts")
         self.counts = (sum(c[0] for c in counts), sum(c[1] for c in counts))
@@ -434,7 +438,7 @@ class PregelJob:
         try:
             ran = 0
             while not self.finished and ran < budget:
-                ran += self._window(min(self.window, budget - ran), report)
+                ran += self._window(min(self._next_window(), budget - ran), report)
         finally:
             report.close()
         table = _sorted(pa.concat_tables(self.group.call("results"), promote_options="permissive"))
@@ -452,22 +456,28 @@ class PregelJob:
             },
         )
 
+    def _next_window(self) -> int:
+        """Supersteps of the next window: ``window`` if given, else as many as fit in
+        :data:`WINDOW_SECONDS` at the last window's pace (8 at first, at most 256)."""
+        if self.window is not None:
+            return self.window
+        timed = [s["seconds"] for s in self.steps[-1:] if "superstep" in s]
+        if not timed:
+            return 8
+        return max(1, min(256, int(WINDOW_SECONDS / max(timed[0], 1e-6))))
+
     def _window(self, size: int, report: Any) -> int:
-        """Submit up to ``size`` supersteps at once (each reads the previous one's
-        summaries in the workers), then wait for them; returns the supersteps counted."""
+        """Run up to ``size`` supersteps without the driver (the workers exchange their
+        messages and summaries directly and all stop at the job's end); returns the
+        supersteps run."""
         t = time.perf_counter()
         size = min(size, self.program.max_supersteps - self.superstep)
-        handles = []
-        for k in range(size):
-            summaries, self.inbox = self.group.submit(
-                "superstep", self.inbox, self.superstep + k, shared=self.previous
-            )
-            self.previous = summaries
-            handles.append(summaries)
-        resolved = self.group.gather(handles)
-        seconds = (time.perf_counter() - t) / size
-        ran = 0
-        for summaries in resolved:
+        steps = self.group.iterate(
+            "superstep", self.superstep, size, self.previous, _nothing_pending, fresh=self.fresh
+        )
+        self.fresh = False
+        seconds = (time.perf_counter() - t) / len(steps)
+        for summaries in steps:
             self.aggregated = _fold(self.program.aggregators, (s["aggregates"] for s in summaries))
             self.counts = (
                 sum(s["vertices"] for s in summaries),
@@ -484,12 +494,10 @@ class PregelJob:
             self.steps.append(figures)
             report(figures)
             self.superstep += 1
-            ran += 1
-            nothing_pending = figures["active"] == 0 and figures["messages"] == 0
-            self.finished = nothing_pending or self.superstep >= self.program.max_supersteps
-            if self.finished:
-                break  # the supersteps after the end found nothing to do
-        return ran
+            self.finished = _nothing_pending(summaries)
+        self.previous = steps[-1]
+        self.finished = self.finished or self.superstep >= self.program.max_supersteps
+        return len(steps)
 
     def shift(self, graph: GraphInput, shift: ShiftFunction) -> None:
         """Pause here (a barrier) and move the job to ``graph``, a newer snapshot: every
@@ -507,6 +515,11 @@ class PregelJob:
         self._restart()
 
 
+def _nothing_pending(summaries: list[dict[str, Any]]) -> bool:
+    """Every vertex halted and nothing sent in the superstep of these summaries."""
+    return sum(s["active"] for s in summaries) == 0 and sum(s["sent"] for s in summaries) == 0
+
+
 def _sorted(table: pa.Table) -> pa.Table:
     return table.sort_by(table.column_names[0]) if table.num_rows else table
 
@@ -518,12 +531,13 @@ def pregel(
     num_partitions: int = 4,
     executor: Executor = "auto",
     progress: Progress = False,
-    window: int = 8,
+    window: int | None = None,
 ) -> ModelResult:
     """Run ``program`` (per-vertex or array form) on ``graph`` (a
     :class:`~snapshot.Snapshot`, or ``(vertices, edges)`` Arrow tables) to its end; one
     row per vertex (``id`` + output columns), ``info["supersteps"]`` supersteps run.
-    ``window``: supersteps submitted before the driver waits for them."""
+    ``window``: supersteps run between two calls of the driver (progress is reported
+    per window); default: as many as take about :data:`WINDOW_SECONDS`."""
     with PregelJob(
         graph,
         program,

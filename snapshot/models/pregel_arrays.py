@@ -228,6 +228,7 @@ class PregelArraysWorker:
         self.halted = np.zeros(len(self.ids), dtype=bool)
         self._outbox: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._along: list[tuple[np.ndarray, np.ndarray]] = []  # (edges, values)
+        self._seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # sender -> (ids, positions)
         self.sent = 0
 
     def positions(self, ids: np.ndarray) -> np.ndarray:
@@ -272,6 +273,7 @@ class PregelArraysWorker:
         self.slot_bounds = np.searchsorted(
             targets["part"].to_numpy(), np.arange(self.num_parts + 1), side="left"
         )
+        self.slot_part = np.repeat(np.arange(self.num_parts), np.diff(self.slot_bounds))
         self.edge_slot = pd.MultiIndex.from_frame(targets).get_indexer(
             pd.MultiIndex.from_frame(by_part)
         )
@@ -302,6 +304,16 @@ class PregelArraysWorker:
             self._along.append((edges, np.repeat(values, lengths)))
             self.sent += total
 
+    def _positions_from(self, sender: int, dst: np.ndarray) -> np.ndarray:
+        """:meth:`positions` of the ids partition ``sender`` sent to; the last lookup per
+        sender is kept (messages along edges go to the same targets every superstep)."""
+        seen = self._seen.get(sender)
+        if seen is not None and np.array_equal(seen[0], dst):
+            return seen[1]
+        found = self.positions(dst)
+        self._seen[sender] = (dst, found)
+        return found
+
     def _deliver(self, batches: list[Any]) -> _Inbox:
         n = len(self.ids)
         pieces = [b for b in batches if b is not None]
@@ -311,7 +323,9 @@ class PregelArraysWorker:
             if combiner is None:
                 return _Inbox(zeros.astype(bool), zeros, None, np.zeros(0), 0)
             return _Inbox(zeros.astype(bool), zeros, np.zeros(n), None, 0)
-        positions = self.positions(np.concatenate([b[0] for b in pieces]))
+        positions = np.concatenate(
+            [self._positions_from(p, b[0]) for p, b in enumerate(batches) if b is not None]
+        )
         values = np.concatenate([b[1] for b in pieces])
         known = positions >= 0
         dropped = int((~known).sum())
@@ -362,8 +376,10 @@ class PregelArraysWorker:
                 len(self.slot_dst), self.edge_slot[edges],
                 np.concatenate([a[1] for a in along]), combiner,
             )  # fmt: skip
+            if not outbox:  # the slots are grouped by partition already
+                return [self._slot_batch(q, counts, reduced) for q in range(self.num_parts)]
             hit = counts > 0
-            outbox.append((self.slot_dst[hit], reduced[hit], self._slot_parts()[hit]))
+            outbox.append((self.slot_dst[hit], reduced[hit], self.slot_part[hit]))
         elif along:
             edges = np.concatenate([a[0] for a in along])
             values = np.concatenate([a[1] for a in along])
@@ -387,8 +403,13 @@ class PregelArraysWorker:
                 out.append(combine(dst[mine], values[mine], combiner))
         return out
 
-    def _slot_parts(self) -> np.ndarray:
-        return np.repeat(np.arange(self.num_parts), np.diff(self.slot_bounds))
+    def _slot_batch(self, q: int, counts: np.ndarray, reduced: np.ndarray) -> Any:
+        """The combined messages of partition ``q``'s slots (``None``: no message)."""
+        lo, hi = self.slot_bounds[q], self.slot_bounds[q + 1]
+        hit = counts[lo:hi] > 0
+        if hit.all():
+            return (self.slot_dst[lo:hi], reduced[lo:hi]) if hi > lo else None
+        return (self.slot_dst[lo:hi][hit], reduced[lo:hi][hit]) if hit.any() else None
 
     def results(self) -> pa.Table:
         """``id`` and the output state columns of every vertex."""

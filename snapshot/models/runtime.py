@@ -11,10 +11,13 @@ driver calls on every partition at once, between barriers. Two kinds of call:
   objects of its actor call and are handed to the destination actors as object refs, so
   they go through the object store, one object per (sender, receiver) pair, and never
   through the driver;
-* :meth:`PartitionGroup.submit` -- an exchange the driver does not wait for: it returns
-  handles of the summaries, which the next submit can hand to every worker (``shared``:
-  on Ray, object refs resolved by the actors), and :meth:`PartitionGroup.gather` waits
-  for several at once. Iterative models use it to run several steps per driver round trip.
+* :meth:`PartitionGroup.iterate` -- up to ``count`` exchanges in a row without the driver:
+  every step's batches and summaries go from worker to worker, every worker gets every
+  summary of a step and a stop rule (the same on all) ends them together. On Ray the
+  partition actors hold one direct connection per (sender, receiver) pair (a
+  :class:`_Mesh`, set up once per pooled actor), so a step costs one message per pair and
+  no actor call; the driver makes one call per partition per ``iterate``. Iterative models
+  with a fixed step (Pregel) use it.
 
 :class:`LocalGroup` does the same in this process (for tests, doctests and small graphs);
 :class:`RayGroup` runs one actor per partition (``num_cpus=0`` by default, so ``P`` may
@@ -26,7 +29,16 @@ actor process costs about a second; :func:`release_actors` kills the idle ones.
 from __future__ import annotations
 
 import functools
+import os
+import pickle
+import secrets
+import selectors
+import socket
+import struct
+import threading
+import uuid
 from collections.abc import Callable
+from multiprocessing.connection import Client, Connection, Listener
 from typing import Any, Literal, Protocol
 
 import pyarrow as pa
@@ -46,6 +58,7 @@ __all__ = [
 Executor = Literal["auto", "local", "ray"]
 GraphInput = Any  # a snapshot.Snapshot, or a (vertices, edges) pair of Arrow tables
 WorkerFactory = Callable[..., Any]  # (GraphPartition, *args) -> partition worker
+StopRule = Callable[[list[Any]], bool]  # every partition's summary of a step -> stop after it
 
 
 class PartitionGroup(Protocol):
@@ -63,16 +76,23 @@ class PartitionGroup(Protocol):
         Returns the summaries and the next inbox (opaque: pass it to the next exchange)."""
         ...
 
-    def submit(
-        self, method: str, inbox: list[Any], *args: Any, shared: list[Any]
-    ) -> tuple[list[Any], list[Any]]:
-        """Like :meth:`exchange` with ``shared`` (values or handles of a previous submit)
-        resolved and passed to every worker as its last argument, without waiting:
-        returns handles of the summaries and the next inbox."""
-        ...
-
-    def gather(self, handles: list[list[Any]]) -> list[list[Any]]:
-        """The summaries behind the handles of several submits."""
+    def iterate(
+        self,
+        method: str,
+        start: int,
+        count: int,
+        previous: list[Any],
+        stop: StopRule,
+        *,
+        fresh: bool,
+    ) -> list[list[Any]]:
+        """Up to ``count`` exchanges in a row: step ``k`` runs ``worker.method(batches,
+        start + k, summaries) -> (summary, [batch for each partition])`` on every
+        partition, where ``batches`` are the batches sent to it in the step before (none
+        in the first step if ``fresh``, else those of the last step of the previous
+        ``iterate``) and ``summaries`` every partition's summary of the step before
+        (``previous`` for the first). Stops after the first step whose summaries
+        ``stop`` accepts. Returns every step's summaries, in order."""
         ...
 
     def empty_inbox(self) -> list[Any]:
@@ -107,6 +127,7 @@ class LocalGroup:
         direction: str = "out",
     ) -> None:
         self.num_parts = num_parts
+        self._inbox = self.empty_inbox()
         self.workers = [
             factory(part, *args) for part in _local_partitions(graph, num_parts, direction)
         ]
@@ -123,13 +144,25 @@ class LocalGroup:
         nxt = [[outboxes[p][q] for p in range(self.num_parts)] for q in range(self.num_parts)]
         return summaries, nxt
 
-    def submit(
-        self, method: str, inbox: list[Any], *args: Any, shared: list[Any]
-    ) -> tuple[list[Any], list[Any]]:
-        return self.exchange(method, inbox, *args, list(shared))
-
-    def gather(self, handles: list[list[Any]]) -> list[list[Any]]:
-        return handles
+    def iterate(
+        self,
+        method: str,
+        start: int,
+        count: int,
+        previous: list[Any],
+        stop: StopRule,
+        *,
+        fresh: bool,
+    ) -> list[list[Any]]:
+        if fresh:
+            self._inbox = self.empty_inbox()
+        steps: list[list[Any]] = []
+        for k in range(count):
+            previous, self._inbox = self.exchange(method, self._inbox, start + k, previous)
+            steps.append(previous)
+            if stop(previous):
+                break
+        return steps
 
     def empty_inbox(self) -> list[Any]:
         return [[] for _ in range(self.num_parts)]
@@ -151,12 +184,122 @@ def _local_partitions(graph: GraphInput, num_parts: int, direction: str) -> list
     return [partition_graph([pieces[p]], p, num_parts) for p in range(num_parts)]
 
 
+_FRAME = struct.Struct("!Q")  # a message's length, before its pickle
+
+
+class _Mesh:
+    """An actor's direct connections to the other partition actors, one TCP socket per
+    pair (set up once and kept by the pooled actors): the actor with the smaller address
+    connects, the other accepts (in a thread; a handshake with ``authkey``). A step's
+    messages are exchanged by :meth:`exchange` in the actor's own thread, sending and
+    receiving at once (so two large messages never wait for each other)."""
+
+    def __init__(self, host: str, authkey: bytes) -> None:
+        self._authkey = authkey
+        self._listener = Listener((host, 0), authkey=authkey)
+        self.address: tuple[str, int] = tuple(self._listener.address)  # type: ignore[assignment]
+        self._socks: dict[tuple[str, int], socket.socket] = {}
+        self._buffers: dict[tuple[str, int], bytearray] = {}
+        self._accepted = threading.Condition()
+        threading.Thread(target=self._accept, daemon=True, name="mesh-accept").start()
+
+    def _accept(self) -> None:
+        while True:
+            conn = self._listener.accept()
+            peer = tuple(conn.recv())
+            with self._accepted:
+                self._socks[peer] = _socket_of(conn)  # type: ignore[index]
+                self._accepted.notify_all()
+
+    def _sock(self, peer: tuple[str, int]) -> socket.socket:
+        sock = self._socks.get(peer)
+        if sock is not None:
+            return sock
+        if self.address < peer:
+            conn = Client(peer, authkey=self._authkey)
+            conn.send(self.address)
+            sock = self._socks[peer] = _socket_of(conn)
+            return sock
+        with self._accepted:
+            if not self._accepted.wait_for(lambda: peer in self._socks, timeout=_CONNECT_SECONDS):
+                raise RuntimeError(f"partition actor at {peer[0]}:{peer[1]} never connected")
+            return self._socks[peer]
+
+    def exchange(
+        self, outgoing: dict[tuple[str, int], Any], token: str, step: int
+    ) -> dict[tuple[str, int], Any]:
+        """Send ``outgoing[peer]`` to every peer and return what each sent for ``step``
+        of job ``token`` (an older job's leftovers are skipped)."""
+        socks = {peer: self._sock(peer) for peer in outgoing}
+        writes = {}
+        for peer, payload in outgoing.items():
+            data = pickle.dumps((token, step, payload), protocol=pickle.HIGHEST_PROTOCOL)
+            writes[peer] = memoryview(_FRAME.pack(len(data)) + data)
+        received: dict[tuple[str, int], Any] = {}
+        for peer in outgoing:
+            self._take(peer, token, step, received)
+        with selectors.DefaultSelector() as selector:
+            for peer, sock in socks.items():
+                events = (selectors.EVENT_WRITE if writes[peer] else 0) | (
+                    selectors.EVENT_READ if peer not in received else 0
+                )
+                selector.register(sock, events, peer)
+            while selector.get_map():
+                for key, events in selector.select():
+                    peer = key.data
+                    if events & selectors.EVENT_WRITE:
+                        writes[peer] = writes[peer][key.fileobj.send(writes[peer]) :]  # type: ignore[union-attr]
+                    if events & selectors.EVENT_READ:
+                        chunk = key.fileobj.recv(_CHUNK)  # type: ignore[union-attr]
+                        if not chunk:
+                            raise RuntimeError(f"partition actor at {peer[0]}:{peer[1]} went away")
+                        self._buffers.setdefault(peer, bytearray()).extend(chunk)
+                        self._take(peer, token, step, received)
+                    wanted = (selectors.EVENT_WRITE if writes[peer] else 0) | (
+                        selectors.EVENT_READ if peer not in received else 0
+                    )
+                    if not wanted:
+                        selector.unregister(key.fileobj)
+                    elif wanted != key.events:
+                        selector.modify(key.fileobj, wanted, peer)
+        return received
+
+    def _take(self, peer: tuple[str, int], token: str, step: int, received: dict) -> None:
+        """Move ``peer``'s message for ``step`` out of its buffer, if it is all there."""
+        buffer = self._buffers.setdefault(peer, bytearray())
+        while peer not in received and len(buffer) >= _FRAME.size:
+            (size,) = _FRAME.unpack_from(buffer)
+            if len(buffer) < _FRAME.size + size:
+                return
+            got_token, got_step, payload = pickle.loads(buffer[_FRAME.size : _FRAME.size + size])
+            del buffer[: _FRAME.size + size]
+            if got_token == token and got_step == step:
+                received[peer] = payload
+
+
+def _socket_of(conn: Connection) -> socket.socket:
+    """The connection's socket (a duplicate: ``conn`` is closed), non-blocking and sending
+    small messages at once (no Nagle delay waiting for the peer's ack)."""
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    conn.close()
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setblocking(False)
+    return sock
+
+
+_CHUNK = 1 << 20
+_CONNECT_SECONDS = 60.0
+_AUTHKEY = secrets.token_bytes(16)  # this driver's actors' mesh key
+
+
 class _PartitionActor:
     """The Ray shell around one partition worker: it only unpacks and calls. Actors are
     pooled and reused by later jobs (an actor process takes seconds to start)."""
 
     def __init__(self) -> None:
         self.worker: Any = None
+        self.mesh: _Mesh | None = None
+        self.inbox: list[Any] = []
 
     def load(
         self,
@@ -164,12 +307,20 @@ class _PartitionActor:
         index: int,
         num_parts: int,
         args: tuple[Any, ...],
+        authkey: bytes,
         *pieces: tuple[pa.Table, pa.Table],
-    ) -> None:
+    ) -> tuple[str, int]:
+        """Build the worker; returns this actor's mesh address (the mesh starts once)."""
         self.worker = factory(partition_graph(list(pieces), index, num_parts), *args)
+        if self.mesh is None:
+            import ray
+
+            self.mesh = _Mesh(ray.util.get_node_ip_address(), authkey)
+        return self.mesh.address
 
     def drop(self) -> None:
         self.worker = None
+        self.inbox = []
 
     def call(self, method: str, args: tuple[Any, ...]) -> Any:
         return getattr(self.worker, method)(*args)
@@ -178,14 +329,50 @@ class _PartitionActor:
         summary, out = getattr(self.worker, method)(list(batches), *args)
         return (summary, *out)
 
-    def exchange_shared(
-        self, method: str, args: tuple[Any, ...], num_batches: int, *values: Any
-    ) -> tuple[Any, ...]:
-        """An exchange whose last argument is ``values[num_batches:]`` (object refs
-        resolved by Ray: they are top-level arguments)."""
-        batches, shared = list(values[:num_batches]), list(values[num_batches:])
-        summary, out = getattr(self.worker, method)(batches, *args, shared)
-        return (summary, *out)
+    def iterate(
+        self,
+        method: str,
+        peers: list[tuple[str, int]],
+        token: str,
+        start: int,
+        count: int,
+        previous: list[Any],
+        stop: StopRule,
+        fresh: bool,
+    ) -> list[list[Any]]:
+        """:meth:`PartitionGroup.iterate` on this partition (``peers``: every partition's
+        mesh address, in partition order; ``token``: the job's, so a message left over
+        from an aborted job is never taken for one of this job)."""
+        mesh = self.mesh
+        assert mesh is not None
+        me = peers.index(mesh.address)
+        others = [peer for q, peer in enumerate(peers) if q != me]
+        if fresh:
+            self.inbox = [None] * len(peers)
+        steps = []
+        for k in range(count):
+            try:
+                summary, out = getattr(self.worker, method)(self.inbox, start + k, previous)
+            except BaseException as error:  # the peers wait for this step: tell them
+                failed = (None, None, repr(error))
+                mesh.exchange(dict.fromkeys(others, failed), token, start + k)
+                raise
+            got = mesh.exchange(
+                {peer: (summary, out[q], None) for q, peer in enumerate(peers) if q != me},
+                token,
+                start + k,
+            )
+            previous, self.inbox = [], []
+            for q, peer in enumerate(peers):
+                their = (summary, out[q], None) if q == me else got[peer]
+                if their[2] is not None:
+                    raise RuntimeError(f"partition {q} failed in step {start + k}: {their[2]}")
+                previous.append(their[0])
+                self.inbox.append(their[1])
+            steps.append(previous)
+            if stop(previous):
+                break
+        return steps
 
     def reload(
         self,
@@ -253,9 +440,10 @@ class RayGroup:
         self._ray = ray
         pieces = self._pieces(graph, direction)
         self.actors = _take_actors(num_parts)
-        ray.get(
+        self._token = uuid.uuid4().hex
+        self._peers: list[tuple[str, int]] = ray.get(
             [
-                actor.load.remote(factory, p, num_parts, args, *pieces[p])
+                actor.load.remote(factory, p, num_parts, args, _AUTHKEY, *pieces[p])
                 for p, actor in enumerate(self.actors)
             ]
         )
@@ -287,22 +475,24 @@ class RayGroup:
         summaries = self._ray.get([r[0] for r in results])  # the barrier
         return summaries, [[results[p][q + 1] for p in range(n)] for q in range(n)]
 
-    def submit(
-        self, method: str, inbox: list[Any], *args: Any, shared: list[Any]
-    ) -> tuple[list[Any], list[Any]]:
-        n = self.num_parts
-        results = [
-            actor.exchange_shared.options(num_returns=n + 1).remote(
-                method, args, len(batches), *batches, *shared
-            )
-            for actor, batches in zip(self.actors, inbox, strict=True)
-        ]
-        return [r[0] for r in results], [[results[p][q + 1] for p in range(n)] for q in range(n)]
-
-    def gather(self, handles: list[list[Any]]) -> list[list[Any]]:
-        flat = self._ray.get([h for step in handles for h in step])
-        n = self.num_parts
-        return [flat[k * n : (k + 1) * n] for k in range(len(handles))]
+    def iterate(
+        self,
+        method: str,
+        start: int,
+        count: int,
+        previous: list[Any],
+        stop: StopRule,
+        *,
+        fresh: bool,
+    ) -> list[list[Any]]:
+        peers, token = self._peers, self._token
+        steps: list[list[list[Any]]] = self._ray.get(
+            [
+                a.iterate.remote(method, peers, token, start, count, previous, stop, fresh)
+                for a in self.actors
+            ]
+        )
+        return steps[0]
 
     def empty_inbox(self) -> list[Any]:
         return [[] for _ in range(self.num_parts)]
