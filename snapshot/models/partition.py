@@ -174,7 +174,7 @@ def partition_graph(pieces: list[GraphTables], index: int, num_parts: int) -> Gr
     vertices = (
         pa.concat_tables(vtables, promote_options="permissive") if vtables else (empty_vertices())
     )
-    if vertices.num_rows:
+    if vertices.num_rows and pc.count_distinct(vertices["id"]).as_py() < vertices.num_rows:
         ids = vertices["id"].to_pylist()
         has_type = (
             vertices["type"].is_valid().to_pylist()

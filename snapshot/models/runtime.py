@@ -308,10 +308,12 @@ class _PartitionActor:
         num_parts: int,
         args: tuple[Any, ...],
         authkey: bytes,
-        *pieces: tuple[pa.Table, pa.Table],
+        split: str | None,
+        *pieces: Any,
     ) -> tuple[str, int]:
-        """Build the worker; returns this actor's mesh address (the mesh starts once)."""
-        self.worker = factory(partition_graph(list(pieces), index, num_parts), *args)
+        """Build the worker (:func:`_partition`); returns this actor's mesh address (the
+        mesh starts once)."""
+        self.worker = factory(_partition(pieces, index, num_parts, split), *args)
         if self.mesh is None:
             import ray
 
@@ -380,11 +382,27 @@ class _PartitionActor:
         index: int,
         num_parts: int,
         args: tuple[Any, ...],
-        *pieces: tuple[pa.Table, pa.Table],
+        split: str | None,
+        *pieces: Any,
     ) -> None:
-        getattr(self.worker, method)(partition_graph(list(pieces), index, num_parts), *args)
+        getattr(self.worker, method)(_partition(pieces, index, num_parts, split), *args)
 
 
+def _partition(
+    pieces: tuple[Any, ...], index: int, num_parts: int, split: str | None
+) -> GraphPartition:
+    """Partition ``index`` from ``pieces``: its piece of every shard, or (``split``, the
+    direction) every shard's whole ``vertices, edges`` tables in turn, split here."""
+    if split is not None:
+        tables = iter(pieces)
+        pieces = tuple(
+            split_tables(v, e, num_parts, direction=split)[index]
+            for v, e in zip(tables, tables, strict=True)
+        )
+    return partition_graph(list(pieces), index, num_parts)
+
+
+SPLIT_IN_ACTORS = 250_000  # edges: up to this, every actor splits the whole graph itself
 _idle: dict[str, list[Any]] = {}  # Ray job id -> idle pooled actors
 
 
@@ -423,7 +441,8 @@ def _split_remote() -> Any:
 class RayGroup:
     """One Ray actor per partition. The snapshot's per-shard tables are split by Ray
     tasks (one per shard, ``P`` return objects each), and every actor is built from the
-    pieces of its partition, so the graph never passes through the driver."""
+    pieces of its partition, so the graph never passes through the driver; a graph of at
+    most :data:`SPLIT_IN_ACTORS` edges is split by every actor itself instead."""
 
     def __init__(
         self,
@@ -438,30 +457,38 @@ class RayGroup:
 
         self.num_parts = num_parts
         self._ray = ray
-        pieces = self._pieces(graph, direction)
+        split, pieces = self._pieces(graph, direction)
         self.actors = _take_actors(num_parts)
         self._token = uuid.uuid4().hex
         self._peers: list[tuple[str, int]] = ray.get(
             [
-                actor.load.remote(factory, p, num_parts, args, _AUTHKEY, *pieces[p])
+                actor.load.remote(factory, p, num_parts, args, _AUTHKEY, split, *pieces[p])
                 for p, actor in enumerate(self.actors)
             ]
         )
 
-    def _pieces(self, graph: GraphInput, direction: str) -> list[list[Any]]:
-        """``pieces[p]``: object refs of partition ``p``'s piece of every shard."""
+    def _pieces(self, graph: GraphInput, direction: str) -> tuple[str | None, list[list[Any]]]:
+        """``(split, pieces)``: ``pieces[p]`` are object refs of partition ``p``'s piece of
+        every shard (split by Ray tasks; ``split`` is None), or, for a graph of at most
+        :data:`SPLIT_IN_ACTORS` edges, of every shard's tables for the actor to split
+        (``split`` is the direction): one Ray round trip less, each actor reads them all."""
         ray = self._ray
         tables = _tables(graph)
         if tables is not None:
             vertex_refs, edge_refs = [ray.put(tables[0])], [ray.put(tables[1])]
+            num_edges = tables[1].num_rows
         else:
             vertex_refs, edge_refs = graph.vertex_refs, graph.edge_refs
+            num_edges = graph.meta.edges
+        if num_edges <= SPLIT_IN_ACTORS:
+            shards = [ref for pair in zip(vertex_refs, edge_refs, strict=True) for ref in pair]
+            return direction, [shards] * self.num_parts
         split = _split_remote().options(num_returns=self.num_parts)
         per_shard = []
         for vref, eref in zip(vertex_refs, edge_refs, strict=True):
             refs = split.remote(vref, eref, self.num_parts, direction)
             per_shard.append([refs] if self.num_parts == 1 else refs)
-        return [[refs[p] for refs in per_shard] for p in range(self.num_parts)]
+        return None, [[refs[p] for refs in per_shard] for p in range(self.num_parts)]
 
     def call(self, method: str, *args: Any) -> list[Any]:
         return self._ray.get([a.call.remote(method, args) for a in self.actors])
@@ -498,10 +525,10 @@ class RayGroup:
         return [[] for _ in range(self.num_parts)]
 
     def reload(self, method: str, graph: GraphInput, *args: Any, direction: str = "out") -> None:
-        pieces = self._pieces(graph, direction)
+        split, pieces = self._pieces(graph, direction)
         self._ray.get(
             [
-                a.reload.remote(method, p, self.num_parts, args, *pieces[p])
+                a.reload.remote(method, p, self.num_parts, args, split, *pieces[p])
                 for p, a in enumerate(self.actors)
             ]
         )
