@@ -1,0 +1,184 @@
+"""Pregel PageRank on Ray, 2 partitions, on the CollegeMsg cut, against networkx: where a
+superstep's time goes (issue 25 item 2).
+
+One side of a before/after comparison: run it once per code version (``PYTHONPATH``
+chooses which ``snapshot`` package is imported) and let ``--label`` name the side;
+``bench/pregel_ray_compare.sh`` alternates both sides and ``--report`` folds their JSON
+lines into one table. Each run ingests CollegeMsg into a 2-shard ``GraphCluster`` on a
+local Ray (2 CPUs), takes the snapshot at ``--at`` and measures ``--trials`` times, in
+turn: networkx ``pagerank(tol=1e-10)`` on the built DiGraph (graph building excluded),
+the array-form Pregel PageRank on Ray with 2 partitions (after one warm-up run that
+starts the pooled actors), split into setup (partitions into the actors), supersteps
+and the rest (results); the per-vertex form the same way; and the array form in this
+process (2 partitions in turn: the program's and engine's own numpy work, no Ray).
+Prints one JSON line; ``--profile`` adds the driver's cProfile top lines.
+
+    PYTHONPATH=$PWD python bench/pregel_ray.py --label after --trials 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+AT = 1090000000
+TOL = 1e-10
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def _run_job(graph: Any, program: Any, executor: str) -> dict[str, Any]:
+    job_module = sys.modules["snapshot.models.pregel"]
+    started = time.perf_counter()
+    job = job_module.PregelJob(graph, program, num_partitions=2, executor=executor)
+    built = time.perf_counter()
+    result = job.run()
+    ran = time.perf_counter()
+    job.close()
+    ended = time.perf_counter()
+    steps = sum(s["seconds"] for s in result.steps if "superstep" in s)
+    return {
+        "seconds": ended - started,
+        "setup": built - started,
+        "supersteps_seconds": steps,
+        "other": (ran - built - steps) + (ended - ran),
+        "supersteps": result.info["supersteps"],
+        "ranks": result.to_dict("rank"),
+    }
+
+
+def _summary(runs: list[dict[str, Any]], reference: dict[Any, float]) -> dict[str, Any]:
+    out = {k: _median([r[k] for r in runs]) for k in ("seconds", "setup", "supersteps_seconds")}
+    out["other"] = _median([r["other"] for r in runs])
+    out["trials"] = [round(r["seconds"], 4) for r in runs]
+    out["supersteps"] = runs[-1]["supersteps"]
+    out["ms_per_superstep"] = 1e3 * out["supersteps_seconds"] / out["supersteps"]
+    ranks = runs[-1]["ranks"]
+    out["max_error"] = max(abs(ranks[v] - reference[v]) for v in reference)
+    return out
+
+
+def _profile(run: Any, lines: int = 14) -> str:
+    profile = cProfile.Profile()
+    profile.runcall(run)
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(lines)
+    kept = [line for line in text.getvalue().splitlines() if line.strip()]
+    return "\n".join(kept[: lines + 6])
+
+
+def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
+    """One side's figures (see the module docstring)."""
+    import networkx as nx
+    import ray
+
+    import chronoray as cr
+    from chronoray.datasets import collegemsg_path
+    from snapshot.algorithms.pagerank import pagerank_arrays, pagerank_program
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=200 * 2**20)
+    work = Path(tempfile.mkdtemp(prefix="chronoray-pregel-ray-"))
+    load = [os.getloadavg()]
+    with cr.GraphCluster(num_shards=2, log_dir=str(work / "g")) as g:
+        g.ingest(cr.SnapEdgeSource(collegemsg_path()))
+        snap = g.snapshot(at=AT)
+        graph = nx.DiGraph()
+        with open(collegemsg_path()) as f:
+            for line in f:
+                src, dst, ts = line.split()
+                if float(ts) <= AT:
+                    graph.add_edge(int(src), int(dst))
+        reference = nx.pagerank(graph, tol=1e-13, max_iter=1000)
+        tables = (snap.vertices(), snap.edges())
+        arrays, vertex = pagerank_arrays(0.85, TOL, 200), pagerank_program(0.85, TOL, 200)
+        _run_job(snap, arrays, "ray")  # starts the pooled actors
+        _run_job(snap, vertex, "ray")
+        nx_seconds: list[float] = []
+        runs: dict[str, list[dict[str, Any]]] = {"arrays": [], "vertex": [], "local": []}
+        for _ in range(trials):
+            started = time.perf_counter()
+            nx.pagerank(graph, tol=TOL)
+            nx_seconds.append(time.perf_counter() - started)
+            runs["arrays"].append(_run_job(snap, arrays, "ray"))
+            runs["vertex"].append(_run_job(snap, vertex, "ray"))
+            runs["local"].append(_run_job(tables, arrays, "local"))
+        load.append(os.getloadavg())
+        result: dict[str, Any] = {
+            "label": label,
+            "vertices": snap.meta.vertices,
+            "edges": snap.meta.edges,
+            "load": load,
+            "networkx_pagerank_seconds": _median(nx_seconds),
+            "networkx_trials": [round(s, 4) for s in nx_seconds],
+            **{form: _summary(r, reference) for form, r in runs.items()},
+        }
+        if profile:
+            result["profile"] = _profile(lambda: _run_job(snap, arrays, "ray"))
+    ray.shutdown()
+    return result
+
+
+def report(paths: list[Path]) -> str:
+    """The markdown table of every side's JSON lines in ``paths`` (medians over runs)."""
+    sides: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.startswith("{"):
+                got = json.loads(line)
+                sides.setdefault(got["label"], []).append(got)
+    rows = [
+        "| side | runs x trials | networkx | arrays on Ray | x networkx | setup | supersteps "
+        "| ms per superstep | other | per-vertex on Ray | arrays in process | load (1 min) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for label, got in sides.items():
+
+        def med(*keys: str, of: list[dict[str, Any]] = got) -> float:
+            values = []
+            for g in of:
+                value: Any = g
+                for k in keys:
+                    value = value[k]
+                values.append(value)
+            return _median(values)
+
+        nxs = med("networkx_pagerank_seconds")
+        loads = [f"{g['load'][0][0]:.0f}-{g['load'][-1][0]:.0f}" for g in got]
+        rows.append(
+            f"| {label} | {len(got)} x {len(got[0]['arrays']['trials'])} | {nxs:.3f} "
+            f"| {med('arrays', 'seconds'):.3f} | {med('arrays', 'seconds') / nxs:.1f}x "
+            f"| {med('arrays', 'setup'):.3f} | {med('arrays', 'supersteps_seconds'):.3f} "
+            f"| {med('arrays', 'ms_per_superstep'):.2f} | {med('arrays', 'other'):.3f} "
+            f"| {med('vertex', 'seconds'):.3f} | {med('local', 'seconds'):.3f} "
+            f"| {', '.join(loads)} |"
+        )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="this")
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--report", nargs="*", type=Path, help="fold these JSON-line files")
+    args = parser.parse_args()
+    if args.report is not None:
+        print(report(args.report))
+        return
+    print(json.dumps(measure(args.label, args.trials, args.profile)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
