@@ -11,10 +11,11 @@ mkdir -p "$out/base"
 git -C "$here" archive "$base" snapshot | tar -x -C "$out/base"
 python=${PYTHON:-$here/.venv/bin/python}
 for ((i = 0; i < runs; i++)); do
-  PYTHONPATH="$out/base:$here" "$python" "$here/bench/pregel_ray.py" --label "before ($base)" \
-    --trials "$trials" 2>/dev/null | grep '^{' >> "$out/before.jsonl"
-  PYTHONPATH="$here" "$python" "$here/bench/pregel_ray.py" --label after --trials "$trials" \
-    ${PROFILE:+--profile} 2>/dev/null | grep '^{' >> "$out/after.jsonl"
+  # Ray's workers put the driver's directory first on their path: run each side in its own
+  (cd "$out/base" && PYTHONPATH="$out/base:$here" "$python" "$here/bench/pregel_ray.py" \
+    --label "before ($base)" --trials "$trials" 2>>"$out/stderr.txt" | grep '^{' >> "$out/before.jsonl")
+  (cd "$here" && PYTHONPATH="$here" "$python" "$here/bench/pregel_ray.py" --label after \
+    --trials "$trials" ${PROFILE:+--profile} 2>>"$out/stderr.txt" | grep '^{' >> "$out/after.jsonl")
 done
 PYTHONPATH="$here" "$python" "$here/bench/pregel_ray.py" --report "$out/before.jsonl" "$out/after.jsonl"
 echo "JSON lines: $out"
