@@ -58,6 +58,7 @@ __all__ = [
 Executor = Literal["auto", "local", "ray"]
 GraphInput = Any  # a snapshot.Snapshot, or a (vertices, edges) pair of Arrow tables
 WorkerFactory = Callable[..., Any]  # (GraphPartition, *args) -> partition worker
+MeshAddress = tuple[str, int, str]  # a partition actor's (host, port, its mesh's own id)
 StopRule = Callable[[list[Any]], bool]  # every partition's summary of a step -> stop after it
 
 
@@ -197,9 +198,10 @@ class _Mesh:
     def __init__(self, host: str, authkey: bytes) -> None:
         self._authkey = authkey
         self._listener = Listener((host, 0), authkey=authkey)
-        self.address: tuple[str, int] = tuple(self._listener.address)  # type: ignore[assignment]
-        self._socks: dict[tuple[str, int], socket.socket] = {}
-        self._buffers: dict[tuple[str, int], bytearray] = {}
+        host, port = self._listener.address
+        self.address: MeshAddress = (host, port, uuid.uuid4().hex)  # a port may be reused
+        self._socks: dict[MeshAddress, socket.socket] = {}
+        self._buffers: dict[MeshAddress, bytearray] = {}
         self._accepted = threading.Condition()
         threading.Thread(target=self._accept, daemon=True, name="mesh-accept").start()
 
@@ -211,12 +213,12 @@ class _Mesh:
                 self._socks[peer] = _socket_of(conn)  # type: ignore[index]
                 self._accepted.notify_all()
 
-    def _sock(self, peer: tuple[str, int]) -> socket.socket:
+    def _sock(self, peer: MeshAddress) -> socket.socket:
         sock = self._socks.get(peer)
         if sock is not None:
             return sock
         if self.address < peer:
-            conn = Client(peer, authkey=self._authkey)
+            conn = Client(peer[:2], authkey=self._authkey)
             conn.send(self.address)
             sock = self._socks[peer] = _socket_of(conn)
             return sock
@@ -226,8 +228,8 @@ class _Mesh:
             return self._socks[peer]
 
     def exchange(
-        self, outgoing: dict[tuple[str, int], Any], token: str, step: int
-    ) -> dict[tuple[str, int], Any]:
+        self, outgoing: dict[MeshAddress, Any], token: str, step: int
+    ) -> dict[MeshAddress, Any]:
         """Send ``outgoing[peer]`` to every peer and return what each sent for ``step``
         of job ``token`` (an older job's leftovers are skipped)."""
         socks = {peer: self._sock(peer) for peer in outgoing}
@@ -235,7 +237,7 @@ class _Mesh:
         for peer, payload in outgoing.items():
             data = pickle.dumps((token, step, payload), protocol=pickle.HIGHEST_PROTOCOL)
             writes[peer] = memoryview(_FRAME.pack(len(data)) + data)
-        received: dict[tuple[str, int], Any] = {}
+        received: dict[MeshAddress, Any] = {}
         for peer in outgoing:
             self._take(peer, token, step, received)
         with selectors.DefaultSelector() as selector:
@@ -264,7 +266,7 @@ class _Mesh:
                         selector.modify(key.fileobj, wanted, peer)
         return received
 
-    def _take(self, peer: tuple[str, int], token: str, step: int, received: dict) -> None:
+    def _take(self, peer: MeshAddress, token: str, step: int, received: dict) -> None:
         """Move ``peer``'s message for ``step`` out of its buffer, if it is all there."""
         buffer = self._buffers.setdefault(peer, bytearray())
         while peer not in received and len(buffer) >= _FRAME.size:
@@ -310,7 +312,7 @@ class _PartitionActor:
         authkey: bytes,
         split: str | None,
         *pieces: Any,
-    ) -> tuple[str, int]:
+    ) -> MeshAddress:
         """Build the worker (:func:`_partition`); returns this actor's mesh address (the
         mesh starts once)."""
         self.worker = factory(_partition(pieces, index, num_parts, split), *args)
@@ -334,7 +336,7 @@ class _PartitionActor:
     def iterate(
         self,
         method: str,
-        peers: list[tuple[str, int]],
+        peers: list[MeshAddress],
         token: str,
         start: int,
         count: int,
@@ -460,7 +462,7 @@ class RayGroup:
         split, pieces = self._pieces(graph, direction)
         self.actors = _take_actors(num_parts)
         self._token = uuid.uuid4().hex
-        self._peers: list[tuple[str, int]] = ray.get(
+        self._peers: list[MeshAddress] = ray.get(
             [
                 actor.load.remote(factory, p, num_parts, args, _AUTHKEY, split, *pieces[p])
                 for p, actor in enumerate(self.actors)
