@@ -1,7 +1,7 @@
 """Where a model's partitions run: in this process, or one Ray actor per partition.
 
 A model is written as a pure *partition worker* class (no Ray import) whose methods the
-driver calls on every partition at once, between barriers. Two kinds of call:
+driver calls on every partition at once, between barriers. The kinds of call:
 
 * :meth:`PartitionGroup.call` -- every worker runs a method; the (small) results come
   back to the driver, e.g. counts, aggregates, final tables;
@@ -38,6 +38,7 @@ import struct
 import threading
 import uuid
 from collections.abc import Callable
+from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any, Literal, Protocol
 
@@ -207,8 +208,11 @@ class _Mesh:
 
     def _accept(self) -> None:
         while True:
-            conn = self._listener.accept()
-            peer = tuple(conn.recv())
+            try:  # a caller without the key (or gone mid-handshake) is turned away
+                conn = self._listener.accept()
+                peer = tuple(conn.recv())
+            except (OSError, EOFError, AuthenticationError):
+                continue
             with self._accepted:
                 self._socks[peer] = _socket_of(conn)  # type: ignore[index]
                 self._accepted.notify_all()
