@@ -4,18 +4,28 @@ data."""
 
 from __future__ import annotations
 
+import contextlib
+import pickle
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 __all__ = [
     "BROADCAST_MAX_ROWS",
     "ROWS_PER_PARTITION",
+    "arrow_on",
     "edge_rows",
     "graph_frames",
+    "partition_blocks",
     "partitions_for",
     "small",
+    "sorted_ids",
+    "vertex_frame",
 ]
 
 ROWS_PER_PARTITION = 1_000_000
@@ -66,3 +76,59 @@ def graph_frames(spark: Any, graph: Any) -> tuple[DataFrame, DataFrame]:
         .distinct()
     )
     return vertices, edges
+
+
+@contextlib.contextmanager
+def arrow_on(spark: Any) -> Iterator[None]:
+    """Within the block, pandas <-> Spark conversions go through Arrow (columns, not a
+    Python object per row); the session's own setting comes back after it."""
+    key = "spark.sql.execution.arrow.pyspark.enabled"
+    before = spark.conf.get(key, "false")
+    spark.conf.set(key, "true")
+    try:
+        with warnings.catch_warnings():  # pyspark 3.5's own use of deprecated pandas APIs
+            warnings.simplefilter("ignore", DeprecationWarning)
+            yield
+    finally:
+        spark.conf.set(key, before)
+
+
+def sorted_ids(spark: Any, vertices: DataFrame) -> np.ndarray:
+    """The ``vertex`` column of ``vertices`` (distinct values) as a sorted numpy array:
+    position ``i`` is the dense index of a vertex in the array analyses."""
+    with arrow_on(spark):
+        ids = vertices.select("vertex").toPandas()["vertex"].to_numpy()
+    return np.sort(ids)
+
+
+def partition_blocks(
+    frame: DataFrame, columns: list[str], build: Callable[[dict[str, np.ndarray]], Any]
+) -> Any:
+    """An RDD with one element per partition of ``frame``: ``build`` of that partition's
+    ``columns`` as numpy arrays (empty arrays for an empty partition).
+
+    The rows reach Python as Arrow batches (``mapInArrow``) and ``build`` sees whole
+    columns, so no Python runs per row; its result crosses back pickled, once."""
+
+    def pack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        parts = list(batches)
+        arrays = {
+            name: (
+                np.concatenate([b.column(name).to_numpy(zero_copy_only=False) for b in parts])
+                if parts
+                else np.empty(0)
+            )
+            for name in columns
+        }
+        yield pa.RecordBatch.from_pydict({"block": [pickle.dumps(build(arrays), protocol=5)]})
+
+    packed = frame.select(*columns).mapInArrow(pack, "block binary")
+    return packed.rdd.map(lambda row: pickle.loads(row[0]))
+
+
+def vertex_frame(spark: Any, ids: np.ndarray, name: str, values: np.ndarray) -> DataFrame:
+    """A DataFrame ``(vertex, name)`` from two numpy arrays, built through Arrow."""
+    import pandas as pd
+
+    with arrow_on(spark):
+        return spark.createDataFrame(pd.DataFrame({"vertex": ids, name: values}))

@@ -1,27 +1,43 @@
-"""Weakly connected components with Spark DataFrame operations.
+"""Weakly connected components on Spark in one job: components per partition, merged.
 
-Costs as for :mod:`.pagerank`: the links (both directions of every edge, and every vertex
-to itself) are partitioned by target and cached once; an iteration joins them with the
-label table broadcast (while small) and takes the minimum by target, with no shuffle
-planned; every ``check_every`` iterations the labels are checkpointed locally and the job
-that materialises them also counts the labels that changed.
+Every partition of the edges finds the components of its own edges (scipy's
+``connected_components`` on numpy arrays, vertex ids mapped to dense indices with the
+sorted id array) and returns, for every vertex it touches, the smallest vertex of its
+local component: a forest of at most one link per touched vertex. The driver joins the
+partitions' forests with one more ``connected_components`` over all vertices. Two vertices
+are in one component exactly when a chain of edges links them; every edge lies in one
+partition, so that chain is a chain of local components, and the merge finds it.
+
+One job whatever the graph's diameter (label propagation needs about a job per step of
+the longest shortest path); what crosses to the driver is at most a pair of integers per
+vertex and partition.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pyspark import StorageLevel
+import numpy as np
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
-from spark_bridge.analyses._graph import edge_rows, graph_frames, partitions_for, small
+from spark_bridge.analyses._graph import (
+    edge_rows,
+    graph_frames,
+    partition_blocks,
+    partitions_for,
+    sorted_ids,
+    vertex_frame,
+)
 
 __all__ = ["weakly_connected_components"]
 
 
 def weakly_connected_components(
-    spark: Any, graph: Any, *, max_iter: int = 1000, check_every: int = 4
+    spark: Any,
+    graph: Any,
+    *,
+    max_iter: int | None = None,
+    partitions: int | None = None,
 ) -> DataFrame:
     """The weakly connected component of every vertex: a DataFrame ``(vertex, component)``.
 
@@ -29,10 +45,9 @@ def weakly_connected_components(
     engines) label the same components the same way. Edge directions are ignored; a vertex
     without edges is a component of its own.
 
-    Min-label propagation: every vertex takes the smallest label among itself and its
-    neighbours until no label changes, so it needs about as many iterations as the
-    longest shortest path; ``check_every`` iterations run between checks. Raises
-    ``RuntimeError`` if labels still change after ``max_iter``.
+    ``partitions``: partitions of the edges (default: from the data, one per million rows
+    and at most one per core). ``max_iter`` is accepted for callers of the earlier
+    label-propagation form and has no effect: nothing iterates here.
 
     Examples
     --------
@@ -42,46 +57,43 @@ def weakly_connected_components(
     >>> [(r.vertex, r.component) for r in rows]
     [(1, 1), (2, 1), (3, 3), (4, 3), (5, 5)]
     """
+    del max_iter
     vertices, edges = graph_frames(spark, graph)
-    vertices = vertices.localCheckpoint()
-    n = vertices.count()
-    # who hears whom: both directions of every edge, and every vertex itself (flagged own,
-    # so the minimum by target also carries the vertex's previous label)
-    links = (
-        edges.select(F.col("src").alias("a"), F.col("dst").alias("b"))
-        .union(edges.select(F.col("dst").alias("a"), F.col("src").alias("b")))
-        .distinct()
-        .select("a", "b", F.lit(False).alias("own"))
-        .union(vertices.select(F.col("vertex").alias("a"), F.col("vertex").alias("b"), F.lit(True)))
-    )
-    parts = partitions_for(spark, n + 2 * edge_rows(graph, edges))
-    links = links.repartition(parts, "b").persist(StorageLevel.MEMORY_AND_DISK)
-    links.count()  # cached once, used by every iteration
-    labels = vertices.select("vertex", F.col("vertex").alias("component"))
-    done = 0
-    try:
-        while True:
-            block = min(check_every, max_iter - done)
-            if block <= 0:
-                raise RuntimeError(f"components still changing after {max_iter} iterations")
-            for _ in range(block):
-                labels = _step(labels, links, n)
-            labels = labels.localCheckpoint(eager=False)
-            done += block
-            changed = labels.where(F.col("component") != F.col("before")).count()
-            if not changed:
-                return labels.select("vertex", "component")
-    finally:
-        links.unpersist()
+    ids = sorted_ids(spark, vertices)
+    n = len(ids)
+    if n == 0:
+        return vertices.select("vertex", vertices["vertex"].alias("component"))
+    parts = partitions or partitions_for(spark, n + edge_rows(graph, edges))
+    rows = edges.select("src", "dst").repartition(parts)
+    forests = partition_blocks(rows, ["src", "dst"], _local_forest(ids)).collect()
+    touched = np.concatenate([f[0] for f in forests] + [np.empty(0, np.int64)])
+    roots = np.concatenate([f[1] for f in forests] + [np.empty(0, np.int64)])
+    smallest = _smallest_member(n, touched, roots)
+    return vertex_frame(spark, ids, "component", ids[smallest])
 
 
-def _step(labels: DataFrame, links: DataFrame, n: int) -> DataFrame:
-    heard = small(labels.select(F.col("vertex").alias("a"), "component"), n)
-    return (
-        links.join(heard, "a")
-        .groupBy(F.col("b").alias("vertex"))
-        .agg(
-            F.min("component").alias("component"),
-            F.max(F.when(F.col("own"), F.col("component"))).alias("before"),
-        )
-    )
+def _local_forest(ids: np.ndarray) -> Any:
+    def build(columns: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        if not len(columns["src"]):
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        src = np.searchsorted(ids, columns["src"])
+        dst = np.searchsorted(ids, columns["dst"])
+        touched, local = np.unique(np.concatenate([src, dst]), return_inverse=True)
+        half = len(src)
+        smallest = _smallest_member(len(touched), local[:half], local[half:])
+        return touched, touched[smallest]  # each touched vertex -> its local component's min
+
+    return build
+
+
+def _smallest_member(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each of ``n`` vertices (dense indices) linked by the pairs ``(a, b)``: the
+    smallest index in its component."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    links = coo_matrix((np.ones(len(a), np.int8), (a, b)), shape=(n, n)).tocsr()
+    _, labels = connected_components(links, directed=False)
+    # vertices in index order: a label's first occurrence is its smallest member
+    _, first = np.unique(labels, return_index=True)
+    return first[labels]
