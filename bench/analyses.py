@@ -289,7 +289,7 @@ def _engines(snap: Snapshot, spark: Any) -> dict[str, Callable[[], Any]]:
         from spark_bridge import pagerank as spark_pagerank
 
         engines["spark"] = lambda: spark_pagerank(
-            spark, snap, tol=0.0, max_iter=ITERATIONS, check_every=ITERATIONS
+            spark, snap, tol=0.0, max_iter=ITERATIONS
         ).count()
     return engines
 

@@ -25,7 +25,6 @@ import argparse
 import importlib.util
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,22 +58,23 @@ def _before(commit: str, name: str, workdir: Path) -> Any:
     spec = importlib.util.spec_from_file_location(f"before_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
     spec.loader.exec_module(module)
     return module
 
 
-def _stage_times(spark: Any, stage_ids: set[int]) -> dict[str, float]:
-    """Executor run and deserialise time (ms) of ``stage_ids``, from the status store."""
+def _stage_times(spark: Any, stage_ids: set[int]) -> dict[str, float | None]:
+    """Executor run and deserialise time (ms) of ``stage_ids``' last attempts, from the
+    status store; ``None`` where the store does not answer."""
     store = spark.sparkContext._jsc.sc().statusStore()
     run = deserialize = 0.0
-    for stage in stage_ids:
-        try:
-            data = store.stageData(stage, False)
-            for k in range(data.size()):
-                run += data.apply(k).executorRunTime()
-                deserialize += data.apply(k).executorDeserializeTime()
-        except Exception:  # noqa: BLE001 -- a stage the store no longer holds
-            continue
+    try:
+        for stage in stage_ids:
+            data = store.lastStageAttempt(stage)
+            run += data.executorRunTime()
+            deserialize += data.executorDeserializeTime()
+    except Exception:  # noqa: BLE001 -- the store's Scala API is not a stable contract
+        return {"executor_run_ms": None, "executor_deserialize_ms": None}
     return {"executor_run_ms": run, "executor_deserialize_ms": deserialize}
 
 
@@ -186,7 +186,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
              include_dashboard=False, log_to_driver=False)  # fmt: skip
     from spark_bridge import pagerank, spark_session, stop_spark, weakly_connected_components
 
-    old_pr, old_wcc = _before(args.before, "pagerank", workdir), _before(args.before, "wcc", workdir)
+    old_pr, old_wcc = (
+        _before(args.before, "pagerank", workdir),
+        _before(args.before, "wcc", workdir),
+    )
     result: dict[str, Any] = {"benchmark": "spark_pagerank", "machine": machine()}
     result["before"], result["trials"] = args.before, args.trials
     result["load_average"] = [os.getloadavg()]
@@ -256,6 +259,10 @@ def _big(args: Any, spark: Any, pagerank: Any, old: Any) -> dict[str, Any]:
     return out
 
 
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0f} ms"
+
+
 def _cell(r: dict[str, Any], key: str = "seconds_per_iteration") -> str:
     return f"{r['cold'][key]:.4f} / {r['warm'][key]:.4f}"
 
@@ -310,8 +317,8 @@ def _markdown(r: dict[str, Any]) -> str:
         lines.append(
             f"| {depth} | {d['python_seconds'] * 1000:.0f} ms | "
             f"{d['planning_seconds'] * 1000:.0f} ms | {d['seconds'] * 1000:.0f} ms "
-            f"({d['jobs']}, {d['stages']}, {d['tasks']}) | {d['executor_run_ms']:.0f} ms | "
-            f"{d['executor_deserialize_ms']:.0f} ms |"
+            f"({d['jobs']}, {d['stages']}, {d['tasks']}) | {_ms(d['executor_run_ms'])} | "
+            f"{_ms(d['executor_deserialize_ms'])} |"
         )
     lines += [
         "",

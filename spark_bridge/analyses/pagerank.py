@@ -28,10 +28,9 @@ The result is a DataFrame ``(vertex, pagerank)`` built from the driver's arrays.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
-
-import time
 
 import numpy as np
 from pyspark import StorageLevel
@@ -113,22 +112,15 @@ def pagerank(
         return vertices.select("vertex", F.lit(0.0).alias("pagerank"))
     parts = partitions or partitions_for(spark, n + edge_rows(graph, edges))
     w = F.lit(1.0) if weight is None else F.col(weight).cast("double")
-    rows = edges.select("src", "dst", w.alias("w")).repartition(parts, "dst")
-    blocks = partition_blocks(rows, ["src", "dst", "w"], _block_builder(ids))
-    blocks = blocks.persist(StorageLevel.MEMORY_ONLY)
-    try:
-        # the job that caches the blocks also sums the out-weight of every source
-        out = np.sum(blocks.map(lambda b: _out_weight(b, n)).collect(), axis=0)
-        chain = _Chain(out, alpha)
-        fused = one_job and parts == 1
-        started = time.perf_counter()
-        if fused:
-            x, done, delta = blocks.map(lambda b: _iterate(b, chain, tol, max_iter)).first()
-        else:
-            x, done, delta = _iterate_on_driver(spark, blocks, chain, tol, max_iter)
-        seconds = time.perf_counter() - started
-    finally:
-        blocks.unpersist()
+    rows = edges.select("src", "dst", w.alias("w"))
+    rows = rows.coalesce(1) if parts == 1 else rows.repartition(parts, "dst")  # by target
+    build = _block_builder(ids)
+    fused = one_job and parts == 1
+    if fused:  # one job: the task builds the block and runs every iteration on it
+        solve = _solver(build, alpha, tol, max_iter)
+        x, done, delta, seconds = partition_blocks(rows, ["src", "dst", "w"], solve).first()
+    else:
+        x, done, delta, seconds = _iterate_on_driver(spark, rows, build, n, alpha, tol, max_iter)
     if run is not None:
         jobs = 0.0 if fused else 1.0
         run.append(PageRankRun(done, delta, delta < tol, parts, True, jobs, seconds))
@@ -183,30 +175,52 @@ class _Chain:
         return new, float(np.abs(new - x).sum())
 
 
-def _iterate(block: Block, chain: _Chain, tol: float, max_iter: int) -> tuple[Any, int, float]:
-    """Every iteration inside one task: the block holds every edge."""
-    targets, matrix = block
-    x, inflow, done, delta = chain.start(), np.zeros(chain.n), 0, float("inf")
-    while done < max_iter and delta >= tol:
-        inflow[targets] = matrix @ chain.sent(x)
-        x, delta = chain.step(x, inflow)
-        done += 1
-    return x, done, delta
+Result = tuple[np.ndarray, int, float, float]
+"""The ranks, the iterations done, the last L1 change, the seconds the iterations took."""
+
+
+def _solver(build: Any, alpha: float, tol: float, max_iter: int) -> Any:
+    """A partition's columns -> :data:`Result`, every iteration inside one task (the
+    partition holds every edge)."""
+
+    def solve(columns: dict[str, np.ndarray]) -> Result:
+        targets, matrix = build(columns)
+        n = matrix.shape[1]
+        chain = _Chain(_out_weight((targets, matrix), n), alpha)
+        started = time.perf_counter()
+        x, inflow, done, delta = chain.start(), np.zeros(n), 0, float("inf")
+        while done < max_iter and delta >= tol:
+            inflow[targets] = matrix @ chain.sent(x)
+            x, delta = chain.step(x, inflow)
+            done += 1
+        return x, done, delta, time.perf_counter() - started
+
+    return solve
 
 
 def _iterate_on_driver(
-    spark: Any, blocks: Any, chain: _Chain, tol: float, max_iter: int
-) -> tuple[np.ndarray, int, float]:
-    """A job per iteration: the ranks go out broadcast, each partition's inflow comes back."""
+    spark: Any, rows: DataFrame, build: Any, n: int, alpha: float, tol: float, max_iter: int
+) -> Result:
+    """The blocks cached; then a job per iteration: the ranks go out broadcast, each
+    partition's inflow comes back."""
+    blocks = partition_blocks(rows, ["src", "dst", "w"], build)
+    blocks = blocks.persist(StorageLevel.MEMORY_ONLY)
     context = spark.sparkContext
-    x, inflow, done, delta = chain.start(), np.zeros(chain.n), 0, float("inf")
-    while done < max_iter and delta >= tol:
-        sent = context.broadcast(chain.sent(x))
-        try:
-            for targets, flow in blocks.map(lambda b: (b[0], b[1] @ sent.value)).collect():
-                inflow[targets] = flow
-        finally:
-            sent.destroy()
-        x, delta = chain.step(x, inflow)
-        done += 1
-    return x, done, delta
+    try:
+        # the job that caches the blocks also sums the out-weight of every source
+        chain = _Chain(np.sum(blocks.map(lambda b: _out_weight(b, n)).collect(), axis=0), alpha)
+        started = time.perf_counter()
+        x, inflow, done, delta = chain.start(), np.zeros(n), 0, float("inf")
+        while done < max_iter and delta >= tol:
+            sent = context.broadcast(chain.sent(x))
+            try:
+                for targets, flow in blocks.map(lambda b, s=sent: (b[0], b[1] @ s.value)).collect():
+                    inflow[targets] = flow
+            finally:
+                sent.destroy()
+            x, delta = chain.step(x, inflow)
+            done += 1
+        return x, done, delta, time.perf_counter() - started
+    finally:
+        blocks.unpersist()
+

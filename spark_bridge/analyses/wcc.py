@@ -64,12 +64,17 @@ def weakly_connected_components(
     if n == 0:
         return vertices.select("vertex", vertices["vertex"].alias("component"))
     parts = partitions or partitions_for(spark, n + edge_rows(graph, edges))
-    rows = edges.select("src", "dst").repartition(parts)
+    rows = edges.select("src", "dst")  # any split of the edges will do: no shuffle if fewer
+    rows = rows.coalesce(parts) if parts <= _partitions(rows) else rows.repartition(parts)
     forests = partition_blocks(rows, ["src", "dst"], _local_forest(ids)).collect()
     touched = np.concatenate([f[0] for f in forests] + [np.empty(0, np.int64)])
     roots = np.concatenate([f[1] for f in forests] + [np.empty(0, np.int64)])
     smallest = _smallest_member(n, touched, roots)
     return vertex_frame(spark, ids, "component", ids[smallest])
+
+
+def _partitions(frame: DataFrame) -> int:
+    return int(frame.rdd.getNumPartitions())
 
 
 def _local_forest(ids: np.ndarray) -> Any:

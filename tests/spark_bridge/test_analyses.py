@@ -9,6 +9,7 @@ import os
 from collections import Counter
 
 import networkx as nx
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -18,6 +19,7 @@ from chronoray.cli import main
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.testing import oracle_graph
 from spark_bridge import (
+    PageRankRun,
     activity,
     degree_distribution,
     pagerank,
@@ -92,6 +94,74 @@ def test_pagerank_bitcoin(bitcoin_snapshots, bitcoin, spark):
     t = BITCOIN_TIMES[0]
     got = _as_dict(pagerank(spark, bitcoin_snapshots[t], tol=1e-8), "vertex", "pagerank")
     _assert_ranks_close(got, nx.pagerank(oracle_graph(bitcoin, t), tol=1e-12, max_iter=1000))
+
+
+def _small_graph(seed: int) -> tuple[list[int], list[tuple[int, int, float]]]:
+    """Sparse ids (not 0..n-1), weighted edges, dangling and isolated vertices, and several
+    components: what the block forms must get right across partitions."""
+    rng = np.random.default_rng(seed)
+    ids = sorted(int(i) for i in rng.choice(10_000, 120, replace=False))
+    edges = {(ids[80], ids[81]): 2.0, (ids[82], ids[81]): 1.0}  # a third, small component
+    for k in range(200):
+        a, b = rng.choice(40, 2, replace=False) + 40 * (k % 2)  # two clusters
+        if a % 7:  # every 7th never sends: dangling (unless isolated)
+            edges[(ids[a], ids[b])] = float(rng.integers(1, 5))
+    return ids, [(a, b, w) for (a, b), w in edges.items()]
+
+
+def _small_frames(spark, seed: int):
+    ids, edges = _small_graph(seed)
+    vertices = spark.createDataFrame([(i,) for i in ids], ["id"])
+    return ids, edges, (vertices, spark.createDataFrame(edges, ["src", "dst", "count"]))
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_pagerank_blocks_with_dangling_weights_and_partitions(spark, partitions):
+    ids, edges, frames = _small_frames(spark, 5)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(ids)
+    graph.add_weighted_edges_from(edges, weight="count")
+    assert any(graph.out_degree(v) == 0 < graph.in_degree(v) for v in ids)  # dangling
+    assert any(graph.degree(v) == 0 for v in ids)  # isolated
+    for weight in ("count", None):
+        expected = nx.pagerank(graph, weight=weight, tol=1e-13, max_iter=1000)
+        for one_job in (True, False):
+            runs: list[PageRankRun] = []
+            frame = pagerank(
+                spark, frames, weight=weight, tol=1e-12, partitions=partitions,
+                one_job=one_job, run=runs,
+            )  # fmt: skip
+            got = {r.vertex: r.pagerank for r in frame.collect()}
+            _assert_ranks_close(got, expected)
+            assert runs[0].partitions == partitions and runs[0].converged
+            fused = one_job and partitions == 1
+            assert runs[0].jobs_per_iteration == (0.0 if fused else 1.0)
+    weighted = nx.pagerank(graph, weight="count", tol=1e-13, max_iter=1000)
+    assert max(abs(weighted[v] - expected[v]) for v in ids) > 1e-4  # weights matter here
+
+
+def test_pagerank_stops_at_max_iter_and_says_so(spark):
+    _, _, frames = _small_frames(spark, 6)
+    runs: list[PageRankRun] = []
+    ranks = pagerank(spark, frames, tol=0.0, max_iter=3, partitions=2, run=runs).collect()
+    assert (runs[0].iterations, runs[0].converged) == (3, False) and runs[0].delta > 0
+    assert abs(sum(r.pagerank for r in ranks) - 1.0) < 1e-12
+
+
+@pytest.mark.parametrize("partitions", [1, 4])
+def test_components_across_partitions_equal_networkx(spark, partitions):
+    ids, edges, frames = _small_frames(spark, 7)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(ids)
+    graph.add_edges_from((a, b) for a, b, _ in edges)
+    expected = {frozenset(c) for c in nx.weakly_connected_components(graph)}
+    assert len([c for c in expected if len(c) > 1]) > 1  # several non-trivial components
+    rows = weakly_connected_components(spark, frames, partitions=partitions).collect()
+    members: dict = {}
+    for row in rows:
+        members.setdefault(row.component, set()).add(row.vertex)
+    assert all(label == min(group) for label, group in members.items())
+    assert {frozenset(g) for g in members.values()} == expected
 
 
 def _components(frame) -> set[frozenset]:
