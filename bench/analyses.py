@@ -253,6 +253,7 @@ def _spark_college(args: Any, snap: Snapshot, reference: dict) -> dict[str, Any]
         "seconds": seconds,
         "iterations": iterations,
         "seconds_per_iteration": seconds / iterations,
+        "iterating_seconds_per_iteration": runs[-1].iterating_seconds / iterations,
         "partitions": runs[-1].partitions,
         "max_error": _max_error(got, reference),
         "spark_work": work.as_dict(),
@@ -288,9 +289,7 @@ def _engines(snap: Snapshot, spark: Any) -> dict[str, Callable[[], Any]]:
     if spark is not None:
         from spark_bridge import pagerank as spark_pagerank
 
-        engines["spark"] = lambda: spark_pagerank(
-            spark, snap, tol=0.0, max_iter=ITERATIONS
-        ).count()
+        engines["spark"] = lambda: spark_pagerank(spark, snap, tol=0.0, max_iter=ITERATIONS).count()
     return engines
 
 
@@ -410,8 +409,9 @@ def _markdown(r: dict[str, Any]) -> str:
     ]
     if spark:
         lines.append(
-            f"| Spark PageRank, seconds per iteration, CollegeMsg at T | 0.48 s | "
-            f"{spark['seconds_per_iteration']:.3f} s | <= 0.05 s |"
+            f"| Spark PageRank, seconds per iteration, CollegeMsg at T (whole run / "
+            f"iterations alone) | 0.48 s | {spark['seconds_per_iteration']:.3f} s / "
+            f"{spark['iterating_seconds_per_iteration']:.4f} s | <= 0.05 s |"
         )
     if "spark" in big:
         lines.append(
@@ -446,7 +446,7 @@ def _markdown(r: dict[str, Any]) -> str:
     if spark:
         w = spark["spark_work"]
         lines += [
-            f"| Spark (RayDP), {spark['partitions']} partition(s), broadcast ranks | "
+            f"| Spark (RayDP), {spark['partitions']} partition(s), numpy blocks | "
             f"{fmt(spark['seconds'])} | {spark['iterations']} | {fmt(spark['max_error'])} |",
             "",
             f"Spark, where the {spark['seconds']:.2f} s of one run went (its status tracker): "

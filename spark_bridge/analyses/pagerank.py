@@ -9,19 +9,19 @@ What a run costs, and why:
 
 * **once**: the vertex ids are collected, sorted, into the driver (position = dense index);
   the edges are partitioned by target (``partitions_for``: one partition per million rows,
-  at most one per core) and every partition becomes one cached block, a sparse matrix
-  (scipy CSR) from all vertices to that partition's targets, built from Arrow batches; the
-  job that caches the blocks also returns each partition's out-weights per source;
+  at most one per core) and every partition becomes one block, a sparse matrix (scipy
+  CSR) from all vertices to that partition's targets, built from Arrow batches, with no
+  Python per row; the out-weight of every source is summed from the blocks;
 * **per iteration**, several partitions: the driver broadcasts one numpy vector (the ranks
-  divided by the out-weights), every partition returns its targets' inflow as one numpy
-  array (one matrix-vector product), and the driver adds dangling mass and teleport and
-  tests convergence in numpy. One small job per iteration, no plan to build, no shuffle,
-  no extra job for the check;
-* **per run**, one partition (every graph below a million rows on one core): the whole
-  iteration runs in that partition's task, one job for all iterations. Measured on the
-  CollegeMsg cut (18 k edges, ``bench/results/analyses.md``): a job costs tens of
-  milliseconds of scheduling while an iteration's product costs tens of microseconds,
-  so a job per iteration would be almost all overhead.
+  divided by the out-weights) to the cached blocks, every partition returns its targets'
+  inflow as one numpy array (one matrix-vector product), and the driver adds dangling
+  mass and teleport and tests convergence in numpy. One small job per iteration, no plan
+  to build, no shuffle, no extra job for the check;
+* **per run**, one partition (every graph below a million rows on one core): the task
+  that builds the block runs every iteration on it, one job for all iterations. Measured
+  on the CollegeMsg cut (18 k edges, ``bench/results/spark_pagerank.md``): a job costs
+  ~0.2 s on RayDP here (one partition; ~0.4 s with two) while an iteration's product costs
+  ~0.1 ms, so a job per iteration would be almost all overhead.
 
 The result is a DataFrame ``(vertex, pagerank)`` built from the driver's arrays.
 """
@@ -223,4 +223,3 @@ def _iterate_on_driver(
         return x, done, delta, time.perf_counter() - started
     finally:
         blocks.unpersist()
-
