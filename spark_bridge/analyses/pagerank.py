@@ -118,13 +118,23 @@ def pagerank(
     fused = one_job and parts == 1
     if fused:  # one job: the task builds the block and runs every iteration on it
         solve = _solver(build, alpha, tol, max_iter)
-        x, done, delta, seconds = partition_blocks(rows, ["src", "dst", "w"], solve).first()
+        found = partition_blocks(rows, COLUMNS, solve).collect()
+        x, done, delta, seconds = found[0] if found else solve(_no_rows())
     else:
         x, done, delta, seconds = _iterate_on_driver(spark, rows, build, n, alpha, tol, max_iter)
     if run is not None:
         jobs = 0.0 if fused else 1.0
         run.append(PageRankRun(done, delta, delta < tol, parts, True, jobs, seconds))
     return vertex_frame(spark, ids, "pagerank", x)
+
+
+COLUMNS = ["src", "dst", "w"]
+"""The columns a block is built from: source and target ids, weight."""
+
+
+def _no_rows() -> dict[str, np.ndarray]:
+    """The columns of a graph without edges (a frame without partitions gives no block)."""
+    return {name: np.empty(0) for name in COLUMNS}
 
 
 Block = tuple[np.ndarray, Any]
@@ -203,12 +213,15 @@ def _iterate_on_driver(
 ) -> Result:
     """The blocks cached; then a job per iteration: the ranks go out broadcast, each
     partition's inflow comes back."""
-    blocks = partition_blocks(rows, ["src", "dst", "w"], build)
+    blocks = partition_blocks(rows, COLUMNS, build)
     blocks = blocks.persist(StorageLevel.MEMORY_ONLY)
     context = spark.sparkContext
     try:
         # the job that caches the blocks also sums the out-weight of every source
-        chain = _Chain(np.sum(blocks.map(lambda b: _out_weight(b, n)).collect(), axis=0), alpha)
+        out = np.zeros(n)
+        for part in blocks.map(lambda b: _out_weight(b, n)).collect():
+            out += part
+        chain = _Chain(out, alpha)
         started = time.perf_counter()
         x, inflow, done, delta = chain.start(), np.zeros(n), 0, float("inf")
         while done < max_iter and delta >= tol:
