@@ -115,37 +115,45 @@ def _small_frames(spark, seed: int):
     return ids, edges, (vertices, spark.createDataFrame(edges, ["src", "dst", "count"]))
 
 
-@pytest.mark.parametrize("partitions", [1, 3])
-def test_pagerank_blocks_with_dangling_weights_and_partitions(spark, partitions):
+def test_pagerank_blocks_with_dangling_vertices_and_weights(spark):
     ids, edges, frames = _small_frames(spark, 5)
     graph = nx.DiGraph()
     graph.add_nodes_from(ids)
     graph.add_weighted_edges_from(edges, weight="count")
     assert any(graph.out_degree(v) == 0 < graph.in_degree(v) for v in ids)  # dangling
     assert any(graph.degree(v) == 0 for v in ids)  # isolated
-    for weight in ("count", None):
-        expected = nx.pagerank(graph, weight=weight, tol=1e-13, max_iter=1000)
-        for one_job in (True, False):
-            runs: list[PageRankRun] = []
-            frame = pagerank(
-                spark, frames, weight=weight, tol=1e-12, partitions=partitions,
-                one_job=one_job, run=runs,
-            )  # fmt: skip
-            got = {r.vertex: r.pagerank for r in frame.collect()}
-            _assert_ranks_close(got, expected)
-            assert runs[0].partitions == partitions and runs[0].converged
-            fused = one_job and partitions == 1
-            assert runs[0].jobs_per_iteration == (0.0 if fused else 1.0)
     weighted = nx.pagerank(graph, weight="count", tol=1e-13, max_iter=1000)
-    assert max(abs(weighted[v] - expected[v]) for v in ids) > 1e-4  # weights matter here
+    unweighted = nx.pagerank(graph, weight=None, tol=1e-13, max_iter=1000)
+    assert max(abs(weighted[v] - unweighted[v]) for v in ids) > 1e-4  # weights matter here
+    for weight, expected in (("count", weighted), (None, unweighted)):
+        runs: list[PageRankRun] = []
+        frame = pagerank(spark, frames, weight=weight, tol=1e-12, run=runs)
+        _assert_ranks_close({r.vertex: r.pagerank for r in frame.collect()}, expected)
+        assert runs[0].converged and runs[0].jobs_per_iteration == 0.0  # one job, 1 partition
 
 
-def test_pagerank_stops_at_max_iter_and_says_so(spark):
+def test_pagerank_several_partitions_iterate_as_the_one_job_form(spark):
+    """A job per iteration over 3 partitions (and over 1) gives the one-job form's ranks
+    after the same iterations (the one-job form equals networkx, above)."""
     _, _, frames = _small_frames(spark, 6)
-    runs: list[PageRankRun] = []
-    ranks = pagerank(spark, frames, tol=0.0, max_iter=3, partitions=2, run=runs).collect()
-    assert (runs[0].iterations, runs[0].converged) == (3, False) and runs[0].delta > 0
-    assert abs(sum(r.pagerank for r in ranks) - 1.0) < 1e-12
+    ranks = {}
+    for partitions, one_job in ((1, True), (1, False), (3, True)):
+        runs: list[PageRankRun] = []
+        frame = pagerank(
+            spark, frames, weight="count", tol=0.0, max_iter=4, partitions=partitions,
+            one_job=one_job, run=runs,
+        )  # fmt: skip
+        ranks[partitions, one_job] = {r.vertex: r.pagerank for r in frame.collect()}
+        run = runs[0]
+        assert (run.iterations, run.converged, run.partitions) == (4, False, partitions)
+        assert run.delta > 0 and run.jobs_per_iteration == (
+            0.0 if one_job and partitions == 1 else 1.0
+        )
+    fused = ranks[1, True]
+    assert abs(sum(fused.values()) - 1.0) < 1e-12
+    for key in ((1, False), (3, True)):
+        assert set(ranks[key]) == set(fused)
+        assert max(abs(ranks[key][v] - fused[v]) for v in fused) < 1e-15
 
 
 @pytest.mark.parametrize("partitions", [1, 4])
