@@ -325,7 +325,7 @@ def _wcc_kernel(series: list[Any], params: dict[str, Any], engine: str) -> Outco
 
     from snapshot.algorithms import connected_components
 
-    result = connected_components(series[0], engine=engine)  # max_iter: Spark's only
+    result = connected_components(series[0], engine=engine)
     table = _vertex_table(result.table)
     return table, {"components": len(pc.unique(table["component"]))}, {}
 
@@ -457,7 +457,6 @@ register(
         _wcc,
         _top_components,
         _plot_wcc,
-        params={"max_iter": int},
         local=_on("local", _wcc_kernel),
         ray=_on("ray", _wcc_kernel),
     )

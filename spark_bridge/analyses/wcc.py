@@ -36,7 +36,6 @@ def weakly_connected_components(
     spark: Any,
     graph: Any,
     *,
-    max_iter: int | None = None,
     partitions: int | None = None,
 ) -> DataFrame:
     """The weakly connected component of every vertex: a DataFrame ``(vertex, component)``.
@@ -46,8 +45,7 @@ def weakly_connected_components(
     without edges is a component of its own.
 
     ``partitions``: partitions of the edges (default: from the data, one per million rows
-    and at most one per core). ``max_iter`` is accepted for callers of the earlier
-    label-propagation form and has no effect: nothing iterates here.
+    and at most one per core). Nothing iterates: one job, whatever the graph's diameter.
 
     Examples
     --------
@@ -57,7 +55,6 @@ def weakly_connected_components(
     >>> [(r.vertex, r.component) for r in rows]
     [(1, 1), (2, 1), (3, 3), (4, 3), (5, 5)]
     """
-    del max_iter
     vertices, edges = graph_frames(spark, graph)
     ids = sorted_ids(spark, vertices)
     n = len(ids)
