@@ -25,11 +25,8 @@ Writes ``analyses.json``, ``analyses.md`` and the PNG under ``--out``.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
 import os
-import pstats
 import shutil
 import subprocess
 import sys
@@ -46,7 +43,7 @@ import ray
 
 import chronoray as cr
 from bench.models import fmt, timed_median
-from bench.report import machine, write_results
+from bench.report import machine, profile_top, write_results
 from bench.spark import synthetic_snapshot
 from bench.workloads import skewed_stream, write_snap
 from chronoray.datasets import collegemsg_path
@@ -60,16 +57,6 @@ RESULTS = Path(__file__).parent / "results"
 RAPHTORY_SIDE = Path(__file__).with_name("raphtory_side.py")
 TOL = 1e-10
 ITERATIONS = 20  # the fixed iteration count of the crossover and the 1 M-edge run
-
-
-def _profile(run: Callable[[], Any], lines: int = 12) -> str:
-    """The top ``lines`` of a cProfile of ``run`` (cumulative time)."""
-    profile = cProfile.Profile()
-    profile.runcall(run)
-    text = io.StringIO()
-    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(lines)
-    kept = [line for line in text.getvalue().splitlines() if line.strip()]
-    return "\n".join(kept[: lines + 6])
 
 
 def _nx_from_lines(path: Path, at: float) -> nx.DiGraph:
@@ -154,7 +141,7 @@ def _college(args: Any, workdir: Path) -> dict[str, Any]:
         kernel_seconds, kernel = timed_median(args.trials, lambda: pagerank(snap))
         pregel_rows = _pregel_rows(args, snap, reference)
         spark = _spark_college(args, snap, reference) if args.spark else None
-        profile = _profile(lambda: pagerank(snap))
+        profile = profile_top(lambda: pagerank(snap))
     raph = _raphtory(args.raphtory_python, path, args.at, 9, args.trials)
     if raph.get("available"):
         got = {int(k): v for k, v in raph.pop("ranks").items()}
@@ -195,7 +182,7 @@ def _pregel_rows(args: Any, snap: Snapshot, reference: dict) -> list[dict[str, A
             }
         )
     arrays = pagerank_arrays(0.85, TOL, 200)
-    rows[0]["profile"] = _profile(lambda: pregel(snap, arrays, num_partitions=2, executor="ray"))
+    rows[0]["profile"] = profile_top(lambda: pregel(snap, arrays, num_partitions=2, executor="ray"))
     return rows
 
 

@@ -19,17 +19,16 @@ Prints one JSON line; ``--profile`` adds the driver's cProfile top lines.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
 import os
-import pstats
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.report import profile_top
 
 AT = 1090000000
 TOL = 1e-10
@@ -68,15 +67,6 @@ def _summary(runs: list[dict[str, Any]], reference: dict[Any, float]) -> dict[st
     ranks = runs[-1]["ranks"]
     out["max_error"] = max(abs(ranks[v] - reference[v]) for v in reference)
     return out
-
-
-def _profile(run: Any, lines: int = 14) -> str:
-    profile = cProfile.Profile()
-    profile.runcall(run)
-    text = io.StringIO()
-    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(lines)
-    kept = [line for line in text.getvalue().splitlines() if line.strip()]
-    return "\n".join(kept[: lines + 6])
 
 
 def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
@@ -125,7 +115,7 @@ def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
             **{form: _summary(r, reference) for form, r in runs.items()},
         }
         if profile:
-            result["profile"] = _profile(lambda: _run_job(snap, arrays, "ray"))
+            result["profile"] = profile_top(lambda: _run_job(snap, arrays, "ray"), 14)
     ray.shutdown()
     return result
 
