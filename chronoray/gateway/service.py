@@ -594,8 +594,10 @@ def _in_order_columns(pump: FeedPump, updates: ArrowUpdates) -> None:
 
 def _feed_items(updates: list[Update] | ArrowUpdates) -> list[Update] | list[UpdateBatch]:
     """What ``FeedPump.run`` takes for a batch: its updates, or its columns (the feed
-    takes them as columns where it can, else row by row)."""
-    return [updates.batch] if isinstance(updates, ArrowUpdates) else updates
+    takes them as columns where it can, else row by row); nothing for a batch of resends."""
+    if isinstance(updates, ArrowUpdates):
+        return [updates.batch] if len(updates) else []
+    return updates
 
 
 def _last_offset(updates: list[Update] | ArrowUpdates) -> int:

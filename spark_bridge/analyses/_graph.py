@@ -1,6 +1,6 @@
 """What every analysis starts from: a snapshot's vertex ids and its distinct (src, dst) pairs
-as Spark DataFrames; and how iterative analyses size their partitions and joins from the
-data."""
+as Spark DataFrames; how iterative analyses size their partitions from the data; and the
+numpy blocks they build from a partition's Arrow batches."""
 
 from __future__ import annotations
 
@@ -16,14 +16,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 __all__ = [
-    "BROADCAST_MAX_ROWS",
     "ROWS_PER_PARTITION",
     "arrow_on",
     "edge_rows",
     "graph_frames",
     "partition_blocks",
     "partitions_for",
-    "small",
     "sorted_ids",
     "vertex_frame",
 ]
@@ -31,11 +29,6 @@ __all__ = [
 ROWS_PER_PARTITION = 1_000_000
 """Rows of a cached graph table per partition: a task's work must outweigh its ~10 ms of
 scheduling, and one partition per core is the most that runs at once."""
-
-BROADCAST_MAX_ROWS = 5_000_000
-"""Up to this many vertices, a per-vertex table (ranks, labels) is broadcast to every
-task instead of shuffled: ~16 bytes a row, well within an executor's memory."""
-
 
 def edge_rows(graph: Any, edges: DataFrame) -> int:
     """Edge rows of ``graph``: a snapshot's metadata says it, a DataFrame is counted."""
@@ -47,11 +40,6 @@ def partitions_for(spark: Any, rows: int) -> int:
     rows, at least 1, at most the cores of the executors (``defaultParallelism``)."""
     cores = max(1, int(spark.sparkContext.defaultParallelism))
     return max(1, min(cores, -(-rows // ROWS_PER_PARTITION)))
-
-
-def small(frame: DataFrame, rows: int) -> DataFrame:
-    """``frame`` marked for a broadcast join when it has at most ``BROADCAST_MAX_ROWS``."""
-    return F.broadcast(frame) if rows <= BROADCAST_MAX_ROWS else frame
 
 
 def graph_frames(spark: Any, graph: Any) -> tuple[DataFrame, DataFrame]:

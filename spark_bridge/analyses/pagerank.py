@@ -57,7 +57,6 @@ class PageRankRun:
     delta: float  # L1 change of the rank vector over the last iteration
     converged: bool
     partitions: int = 1
-    broadcast: bool = True  # the ranks reach the tasks as a broadcast numpy vector
     jobs_per_iteration: float = 1.0  # 0 when every iteration ran in one job
     iterating_seconds: float = 0.0  # wall time of the iterations alone (blocks cached)
 
@@ -124,7 +123,7 @@ def pagerank(
         x, done, delta, seconds = _iterate_on_driver(spark, rows, build, n, alpha, tol, max_iter)
     if run is not None:
         jobs = 0.0 if fused else 1.0
-        run.append(PageRankRun(done, delta, delta < tol, parts, True, jobs, seconds))
+        run.append(PageRankRun(done, delta, delta < tol, parts, jobs, seconds))
     return vertex_frame(spark, ids, "pagerank", x)
 
 
@@ -146,8 +145,7 @@ def _block_builder(ids: np.ndarray) -> Any:
     def build(columns: dict[str, np.ndarray]) -> Block:
         from scipy.sparse import csr_matrix
 
-        src = np.searchsorted(ids, columns["src"]) if len(columns["src"]) else np.empty(0, int)
-        dst = np.searchsorted(ids, columns["dst"]) if len(columns["dst"]) else np.empty(0, int)
+        src, dst = np.searchsorted(ids, columns["src"]), np.searchsorted(ids, columns["dst"])
         targets, row = np.unique(dst, return_inverse=True)
         weights = columns["w"].astype(np.float64)
         matrix = csr_matrix((weights, (row, src)), shape=(len(targets), len(ids)))

@@ -4,6 +4,7 @@ session in this process (``LocalRuntime``, no Ray), and their networkx oracles."
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import networkx as nx
 import pyarrow as pa
@@ -15,6 +16,46 @@ from snapshot.reconstruct import part_rows, rebuild_part
 from snapshot.tables import empty_edges, empty_vertices, rows_to_table
 
 DATASETS = ("college", "bitcoin")
+
+CHAIN = (pa.table({"id": [1, 2, 3, 4]}), pa.table({"src": [1, 2, 3], "dst": [2, 3, 4]}))
+"""A 4-vertex chain 1 -> 2 -> 3 -> 4."""
+
+
+def relay_program(seen: list[tuple[int, list, list]] | None = None) -> Any:
+    """An array-form Pregel program on :data:`CHAIN`: vertex 1 starts a token down the
+    chain (and sends one message to an unknown vertex, dropped); every vertex halts at once
+    and wakes on the token only, so in most supersteps most partitions get no message;
+    aggregates of a superstep are read in the next. ``seen``, if given, gets
+    ``(superstep, ids, each vertex's sorted messages)`` for every call of ``compute``."""
+    import numpy as np
+
+    from snapshot.models import Aggregator, PregelArrays
+
+    def compute(batch):
+        if seen is not None:
+            ends = np.cumsum(batch.message_counts)
+            got = [
+                sorted(batch.message_values[e - c : e].tolist())
+                for c, e in zip(batch.message_counts, ends, strict=True)
+            ]
+            seen.append((batch.superstep, batch.ids.tolist(), got))
+        if batch.superstep == 0:
+            first = batch.ids == 1
+            batch.send_to_neighbors(np.full(len(batch), 10), where=first)
+            if first.any():
+                batch.send(np.array([42]), np.array([7]))  # nobody: dropped
+            batch.aggregate("total", batch.ids)
+        else:
+            assert batch.aggregated("total") == (10 if batch.superstep == 1 else 0)
+            batch.send_to_neighbors(batch.message_counts + 10, where=batch.message_counts > 0)
+        batch.vote_to_halt()
+        return {"heard": batch.state["heard"] + batch.message_counts}
+
+    return PregelArrays(
+        compute,
+        init=lambda table: {"heard": np.zeros(len(table.ids), dtype=np.int64)},
+        aggregators={"total": Aggregator.sum()},
+    )
 
 
 @functools.cache

@@ -6,7 +6,15 @@ from __future__ import annotations
 import networkx as nx
 import pyarrow as pa
 import pytest
-from models_data import DATASETS, nx_graph, nx_pagerank, pregel_pagerank, tables
+from models_data import (
+    CHAIN,
+    DATASETS,
+    nx_graph,
+    nx_pagerank,
+    pregel_pagerank,
+    relay_program,
+    tables,
+)
 
 from snapshot.algorithms import (
     component_sets,
@@ -16,8 +24,6 @@ from snapshot.algorithms import (
     shortest_paths,
 )
 from snapshot.models import Aggregator, PregelJob, PregelProgram, pregel
-
-CHAIN = (pa.table({"id": [1, 2, 3, 4]}), pa.table({"src": [1, 2, 3], "dst": [2, 3, 4]}))
 
 
 @pytest.mark.parametrize("parts", [1, 3])
@@ -169,36 +175,8 @@ def test_array_form_supersteps_messages_and_aggregates():
     """The array form keeps Pregel's guarantees: messages arrive in the next superstep
     (grouped by vertex without a combiner), halted vertices wake on a message,
     aggregates of a superstep are read in the next, unknown targets are dropped."""
-    import numpy as np
-
-    from snapshot.models import PregelArrays
-
     seen: list[tuple[int, list, list]] = []
-
-    def compute(batch):
-        ends = np.cumsum(batch.message_counts)
-        got = [
-            sorted(batch.message_values[e - c : e].tolist())
-            for c, e in zip(batch.message_counts, ends, strict=True)
-        ]
-        seen.append((batch.superstep, batch.ids.tolist(), got))
-        if batch.superstep == 0:
-            first = batch.ids == 1
-            batch.send_to_neighbors(np.full(len(batch), 10), where=first)
-            if first.any():
-                batch.send(np.array([42]), np.array([7]))  # nobody: dropped
-            batch.aggregate("total", batch.ids)
-        else:
-            assert batch.aggregated("total") == (10 if batch.superstep == 1 else 0)
-            batch.send_to_neighbors(batch.message_counts + 10, where=batch.message_counts > 0)
-        batch.vote_to_halt()
-        return {"heard": batch.state["heard"] + batch.message_counts}
-
-    program = PregelArrays(
-        compute,
-        init=lambda table: {"heard": np.zeros(len(table.ids), dtype=np.int64)},
-        aggregators={"total": Aggregator.sum()},
-    )
+    program = relay_program(seen)
     for parts in (1, 3):
         seen.clear()
         result = pregel(CHAIN, program, num_partitions=parts, window=3)

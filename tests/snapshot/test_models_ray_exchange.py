@@ -7,39 +7,12 @@ forms on CollegeMsg against networkx."""
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 import pytest
-from models_data import nx_pagerank, tables
+from models_data import CHAIN, nx_pagerank, relay_program, tables
 
-from snapshot.models import Aggregator, PregelArrays, PregelJob, PregelProgram, pregel
+from snapshot.models import PregelArrays, PregelJob, PregelProgram, pregel
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-
-CHAIN = (pa.table({"id": [1, 2, 3, 4]}), pa.table({"src": [1, 2, 3], "dst": [2, 3, 4]}))
-
-
-def _relay() -> PregelArrays:
-    """Vertex 1 starts a token down the chain; every vertex halts at once and wakes on
-    the token only, so in most supersteps most partitions get no message at all."""
-
-    def compute(batch):
-        if batch.superstep == 0:
-            first = batch.ids == 1
-            batch.send_to_neighbors(np.full(len(batch), 10), where=first)
-            if first.any():
-                batch.send(np.array([42]), np.array([7]))  # nobody: dropped
-            batch.aggregate("total", batch.ids)
-        else:
-            assert batch.aggregated("total") == (10 if batch.superstep == 1 else 0)
-            batch.send_to_neighbors(batch.message_counts + 10, where=batch.message_counts > 0)
-        batch.vote_to_halt()
-        return {"heard": batch.state["heard"] + batch.message_counts}
-
-    return PregelArrays(
-        compute,
-        init=lambda table: {"heard": np.zeros(len(table.ids), dtype=np.int64)},
-        aggregators={"total": Aggregator.sum()},
-    )
 
 
 @pytest.mark.parametrize("window", [1, 3, None])
@@ -47,7 +20,7 @@ def test_partitions_without_messages_halting_and_the_end_on_ray(ray_session, win
     """4 partitions for 4 vertices: each superstep at most one partition gets the token;
     the job ends when all halted and nothing was sent, whatever the window."""
     for parts in (1, 4):
-        result = pregel(CHAIN, _relay(), num_partitions=parts, executor="ray", window=window)
+        result = pregel(CHAIN, relay_program(), num_partitions=parts, executor="ray", window=window)
         assert result.to_dict() == {1: 0, 2: 1, 3: 1, 4: 1}
         assert result.info["supersteps"] == 4 and result.info["finished"]
         assert [s["messages"] for s in result.steps] == [2, 1, 1, 0]
@@ -83,7 +56,7 @@ def test_a_failing_partition_fails_the_job_and_the_pool_still_works(ray_session)
     failing = PregelArrays(compute, init=lambda t: {"x": np.zeros(len(t.ids))}, max_supersteps=6)
     with pytest.raises(Exception, match="vertex 3 refuses"):
         pregel(CHAIN, failing, num_partitions=3, executor="ray")
-    result = pregel(CHAIN, _relay(), num_partitions=3, executor="ray")
+    result = pregel(CHAIN, relay_program(), num_partitions=3, executor="ray")
     assert result.to_dict() == {1: 0, 2: 1, 3: 1, 4: 1}
     assert [s["messages"] for s in result.steps] == [2, 1, 1, 0]
 
