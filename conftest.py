@@ -39,6 +39,14 @@ def spark(ray_session):
     stop_spark()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """RayDP 1.6.5 reads ``DataFrame.sql_ctx`` (deprecated since pyspark 3.3) on every
+    hand-over; :mod:`spark_bridge.convert` silences that for users, but pytest resets the
+    warning filters around each test, so the suite's summary would list it hundreds of
+    times."""
+    config.addinivalue_line("filterwarnings", "ignore:DataFrame.sql_ctx:UserWarning")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The Spark examples in ``spark_bridge``'s docstrings are in the long set (a Spark job
     each, ~2.5 min together; ``tests/spark_bridge/test_analyses.py`` checks the same

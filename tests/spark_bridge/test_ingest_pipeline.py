@@ -1,5 +1,10 @@
 """``chronoray pipeline`` (docs/spark.md's pipeline) runs, and its Parquet result is what
-the ratings file says about the graph at the snapshot's time."""
+the ratings file says about the graph at the snapshot's time.
+
+In the long set (2-3 min: a Ray cluster, a Spark session, a live PageRank and two hand-overs
+in one command); the default suite checks its parts -- ``ingest_spark`` against the files in
+``test_spark_ingest.py``, ``snapshot_to_spark`` in ``test_bridge.py`` -- and the docs runner
+runs docs/spark.md's pipeline as written."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from click.testing import CliRunner
 from chronoray.cli import main
 from chronoray.pipeline import AT
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.long]
 
 
 def test_pipeline_writes_the_trust_of_every_rated_vertex_at_t(spark, tmp_path, bitcoin):
