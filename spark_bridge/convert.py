@@ -142,7 +142,13 @@ def _share_reader(
 
     def read(k: int) -> dict[str, np.ndarray]:
         if not ray.is_initialized():  # an executor's Python worker, first task
-            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+            # the driver's namespace, as RayDP's own reader (to_spark) in this worker expects
+            ray.init(
+                address=address,
+                namespace=namespace,
+                logging_level=logging.WARNING,
+                log_to_driver=False,
+            )
         parts = ray.get(ray.get_actor(name, namespace=namespace).parts.remote(key))
         refs = [p for p in parts if isinstance(p, ray.ObjectRef)]
         tables = (ray.get(refs) if refs else []) + [p for p in parts if isinstance(p, pa.Table)]
