@@ -19,7 +19,15 @@
 Profiles: the top lines of a cProfile of the kernel and of the Ray Pregel driver.
 Writes ``analyses.json``, ``analyses.md`` and the PNG under ``--out``.
 
+The page is all generated: the tables of this run; in the targets table, the Pregel-on-Ray
+row from ``bench/pregel_ray.py``'s focused run (``--pregel-json``) and the Spark rows from
+``bench/spark_pagerank.py``'s (``--spark-json``) when those files exist, each row naming
+the run, its date and load; then the hand-written sections, included from ``--notes``
+(``bench/results/analyses_notes.md``: edit there, not in the page). ``--render`` writes
+the page again from the JSON files alone, measuring nothing.
+
     python -m bench.analyses --raphtory-python /tmp/raphtory-venv/bin/python
+    python -m bench.analyses --render
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +52,7 @@ import ray
 
 import chronoray as cr
 from bench.models import fmt, timed_median
-from bench.report import machine, profile_top, write_results
+from bench.report import machine, profile_top
 from bench.spark import synthetic_snapshot
 from bench.workloads import skewed_stream, write_snap
 from chronoray.datasets import collegemsg_path
@@ -236,6 +245,7 @@ def _spark_college(args: Any, snap: Snapshot, reference: dict) -> dict[str, Any]
     got = dict(zip(ranks["vertex"], ranks["pagerank"], strict=True))
     iterations = runs[-1].iterations
     return {
+        "form": "numpy blocks, the snapshot read by the task from the object store",
         "session_seconds": session_seconds,
         "seconds": seconds,
         "iterations": iterations,
@@ -305,8 +315,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--raphtory-python", default="/tmp/raphtory-venv/bin/python")
     parser.add_argument("--spark", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--notes", type=Path, default=RESULTS / "analyses_notes.md")
+    parser.add_argument("--pregel-json", type=Path, default=RESULTS / "pregel_ray.json")
+    parser.add_argument("--spark-json", type=Path, default=RESULTS / "spark_pagerank.json")
+    parser.add_argument(
+        "--render", action="store_true", help="Only write the page from --out's JSON files."
+    )
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if args.render:
+        result = json.loads((args.out / "analyses.json").read_text())
+        result.setdefault("date", _committed(args.out / "analyses.json"))
+        _write_page(args, result)
+        return result
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-analyses-"))
     started_ray = not ray.is_initialized()
     if started_ray:
@@ -318,6 +339,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "benchmark": "analyses",
             "machine": machine(),
             "trials": args.trials,
+            "date": _now(),
         }
         result["college"] = _college(args, workdir)
         result["skewed"] = _skewed(args)
@@ -335,9 +357,49 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
             stop_spark()
             ray.shutdown()
-    _plot(result["crossover"], args.out / "analyses_crossover.png")
-    write_results(args.out, "analyses", result, _markdown(result), show=False)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "analyses.json").write_text(json.dumps(result, indent=2) + "\n")
+    _write_page(args, result)
     return result
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _write_page(args: Any, result: dict[str, Any]) -> None:
+    """``analyses.md`` (and the crossover PNG) from ``result`` and the other runs' files."""
+    _plot(result["crossover"], args.out / "analyses_crossover.png")
+    others = {"pregel": _focused(args.pregel_json), "spark": _focused(args.spark_json)}
+    notes = args.notes.read_text() if args.notes.exists() else ""
+    (args.out / "analyses.md").write_text(_markdown(result, others) + notes)
+
+
+def _focused(path: Path) -> dict[str, Any] | None:
+    """A focused run's JSON (``None`` if absent), with where and when it was written."""
+    if not path.exists():
+        return None
+    got = json.loads(path.read_text())
+    if isinstance(got, list):  # JSON lines folded into a list: the last "after" side
+        got = [g for g in got if "before" not in str(g.get("label", ""))][-1]
+    return {**got, "_file": path.name, "_date": got.get("date") or _committed(path)}
+
+
+def _committed(path: Path) -> str:
+    """When git last committed ``path`` (for results written before they kept a date)."""
+    done = subprocess.run(
+        ["git", "-C", str(path.parent), "log", "-1", "--format=%cd", "--date=format:%Y-%m-%d",
+         "--", path.name],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    day = done.stdout.strip()
+    return f"committed {day}" if day else "date not recorded"
+
+
+def _loads(loads: list[list[float]]) -> str:
+    """The 1-minute load averages of a run, first to last: ``"6.2-9.8"``."""
+    ones = [load[0] for load in loads]
+    return f"{min(ones):.1f}-{max(ones):.1f}" if ones else "?"
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -362,50 +424,105 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def _markdown(r: dict[str, Any]) -> str:
+def _pregel_target(
+    focused: dict[str, Any] | None, arrays: dict[str, Any], c: dict[str, Any], this: str
+) -> str:
+    """The Pregel-on-Ray target row: from ``pregel_ray.json`` if there is one."""
+    head = "| Pregel PageRank (array form) on Ray, 2 partitions, vs networkx | 11x | "
+    if focused is None:
+        ratio = arrays["seconds"] / c["networkx_pagerank_seconds"]
+        return head + f"{ratio:.2f}x ({this}) | <= 2x |"
+    ours, theirs = focused["arrays"]["seconds"], focused["networkx_pagerank_seconds"]
+    return head + (
+        f"{ours / theirs:.2f}x ({ours:.3f} s vs {theirs:.3f} s; `bench/pregel_ray.py`, "
+        f"`{focused['_file']}`, {focused.get('label', '')}, {focused['_date']}, load "
+        f"{_loads(focused.get('load', []))}) | <= 2x |"
+    )
+
+
+def _spark_targets(
+    focused: dict[str, Any] | None, spark: dict[str, Any] | None, big: dict[str, Any], this: str
+) -> list[str]:
+    """The two Spark target rows: from ``spark_pagerank.json`` if there is one."""
+    college = (
+        "| Spark PageRank, seconds per iteration, CollegeMsg at T (whole run / iterations "
+        "alone) | 0.48 s | "
+    )
+    million = (
+        f"| Spark PageRank, 1 M-edge generated graph, {ITERATIONS} iterations, vs networkx "
+        "| (measure) | "
+    )
+    if focused is not None:
+        run = (
+            f"`bench/spark_pagerank.py`, `{focused['_file']}`, {focused['_date']}, load "
+            f"{_loads(focused.get('load_average', []))}"
+        )
+        warm, b = focused["college"]["blocks_one_job"]["warm"], focused["big"]
+        mine, theirs = b["blocks_one_job"]["warm"]["seconds"], b["networkx_seconds"]
+        return [
+            college + f"{warm['seconds_per_iteration']:.3f} s / "
+            f"{warm['iterating_seconds_per_iteration']:.4f} s (warm; {run}) | <= 0.05 s |",
+            million + f"{mine:.1f} s vs {theirs:.1f} s ({mine / theirs:.2f}x; {run}) | faster |",
+        ]
+    rows = []
+    if spark:
+        alone = spark.get("iterating_seconds_per_iteration")
+        rows.append(
+            college
+            + f"{spark['seconds_per_iteration']:.3f} s / "
+            + (f"{alone:.4f} s" if alone is not None else "n/a")
+            + f" ({this}) | <= 0.05 s |"
+        )
+    if "spark" in big:
+        rows.append(
+            million + f"{big['spark']:.1f} s vs {big['networkx']:.1f} s "
+            f"({big['spark'] / big['networkx']:.2f}x, {big['edges']:,} edges; {this}) | faster |"
+        )
+    return rows
+
+
+def _markdown(r: dict[str, Any], others: dict[str, dict[str, Any] | None]) -> str:
     c, s = r["college"], r["skewed"]
     nx_build = c["networkx_build_and_pagerank_seconds"]
     raph, sraph = c["raphtory"], s["raphtory"]
     arrays = next(p for p in c["pregel"] if p["form"] == "arrays")
     vertex = next(p for p in c["pregel"] if p["form"] == "vertex")
     spark = c["spark"]
-    big = r["crossover"][-1]
+    loads = r.get("load_average", [])
+    this = f"this run, load {_loads(loads)}"
     lines = [
         "# Analyses at speed (issue 25)",
         "",
-        f"{r['machine']['cpus']} CPUs, Python {r['machine']['python']}; load average "
-        f"(1, 5, 15 min) at the start {tuple(round(x, 1) for x in r['load_average'][0])}, at "
-        f"the end {tuple(round(x, 1) for x in r['load_average'][1])} (a shared machine: "
-        f"compare within the run). Median of {r['trials']} unless said.",
+        "<!-- Written by `python -m bench.analyses` (`--render`: from the JSON files); the "
+        "hand-written sections at the end come from `bench/results/analyses_notes.md`. -->",
+        "",
+        f"{r['machine']['cpus']} CPUs, Python {r['machine']['python']}; this run: "
+        f"{r.get('date', 'date not recorded')}, load average (1, 5, 15 min) at the start "
+        + " and at the end ".join(str(tuple(round(x, 1) for x in load)) for load in loads)
+        + f" (a shared machine: compare within a run). Median of {r['trials']} unless said. "
+        "Each row of the targets says which run it comes from.",
         "",
         "## Targets",
         "",
-        "| measure | issue: before | now | target |",
+        "| measure | issue: before | now (run) | target |",
         "|---|---:|---:|---:|",
         f"| PageRank on a snapshot (CollegeMsg at {c['at']:.0f}), vs networkx build + "
-        f"pagerank | 17x | {c['kernel_seconds'] / nx_build:.2f}x | <= 1x |",
+        f"pagerank | 17x | {c['kernel_seconds'] / nx_build:.2f}x ({this}) | <= 1x |",
         "| same, vs Raphtory view + pagerank | ~100x | "
-        + (f"{c['kernel_seconds'] / raph['pagerank_seconds']:.2f}x" if raph["available"] else "n/a")
-        + " | <= 3x |",  # fmt: skip
+        + (
+            f"{c['kernel_seconds'] / raph['pagerank_seconds']:.2f}x ({this})"
+            if raph["available"]
+            else "n/a"
+        )
+        + " | <= 3x |",
         f"| WCC on the skewed {s['events'] // 1000} k stream's snapshot, vs networkx | "
-        f"(measure) | {s['wcc_kernel_seconds'] / s['wcc_networkx_seconds']:.2f}x | <= 1x |",
+        f"(measure) | {s['wcc_kernel_seconds'] / s['wcc_networkx_seconds']:.2f}x ({this}) "
+        "| <= 1x |",
         f"| BFS on it, vs networkx | (measure) | "
-        f"{s['bfs_kernel_seconds'] / s['bfs_networkx_seconds']:.2f}x | <= 1x |",
-        f"| Pregel PageRank (array form) on Ray, 2 partitions, vs networkx | 11x | "
-        f"{arrays['seconds'] / c['networkx_pagerank_seconds']:.2f}x | <= 2x |",
+        f"{s['bfs_kernel_seconds'] / s['bfs_networkx_seconds']:.2f}x ({this}) | <= 1x |",
+        _pregel_target(others["pregel"], arrays, c, this),
+        *_spark_targets(others["spark"], spark, r["crossover"][-1], this),
     ]
-    if spark:
-        lines.append(
-            f"| Spark PageRank, seconds per iteration, CollegeMsg at T (whole run / "
-            f"iterations alone) | 0.48 s | {spark['seconds_per_iteration']:.3f} s / "
-            f"{spark['iterating_seconds_per_iteration']:.4f} s | <= 0.05 s |"
-        )
-    if "spark" in big:
-        lines.append(
-            f"| Spark PageRank, {big['edges'] / 1e6:g} M-edge generated graph, {ITERATIONS} "
-            f"iterations, vs networkx | (measure) | {big['spark']:.1f} s vs "
-            f"{big['networkx']:.1f} s ({big['spark'] / big['networkx']:.2f}x) | faster |"
-        )
     lines += [
         "",
         f"## PageRank, CollegeMsg at {c['at']:.0f} ({c['vertices']:,} vertices, "
@@ -433,7 +550,8 @@ def _markdown(r: dict[str, Any]) -> str:
     if spark:
         w = spark["spark_work"]
         lines += [
-            f"| Spark (RayDP), {spark['partitions']} partition(s), numpy blocks | "
+            f"| Spark (RayDP), {spark['partitions']} partition(s), "
+            f"{spark.get('form', 'form not recorded')} | "
             f"{fmt(spark['seconds'])} | {spark['iterations']} | {fmt(spark['max_error'])} |",
             "",
             f"Spark, where the {spark['seconds']:.2f} s of one run went (its status tracker): "

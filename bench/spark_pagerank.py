@@ -1,20 +1,24 @@
-"""Spark PageRank and WCC: where a DataFrame iteration's time goes, and the block form
-against it, in one run and one Spark session (issue 25, item 3).
+"""Spark PageRank and WCC from a snapshot: where a whole run's time goes, before (``--before``,
+default main) and after in one run and one Spark session (issue 25, item 3).
 
-1. **Where the DataFrame form's iteration goes** (the form of ``--before``, default main at
-   d99271b, loaded from git): for one iteration on the CollegeMsg cut, the Python that
-   builds the plan, the driver's planning (``queryExecution().executedPlan()``), and the
-   jobs that run it (Spark's status tracker and status store: jobs, stages, tasks,
-   executor run time); then the same for a plan of 10 nested iterations.
-2. **Seconds per iteration**, CollegeMsg at ``--at`` (tol 1e-10): the DataFrame form and
-   the block form (one job for all iterations, and a job per iteration), each its first
-   run in the session ("cold") and the median of ``--trials`` later runs ("warm"); whole
-   run / iterations, and for the block form the iterations alone.
-3. **WCC** on the same cut: label propagation (before) vs components per partition.
-4. **1 M-edge generated graph, 20 iterations**: block form vs networkx (build + 20
-   iterations); the DataFrame form too unless ``--no-before-big``.
+1. **Where a run goes**, CollegeMsg at ``--at``: each step of a PageRank run timed on its
+   own (wall clock, and the Spark jobs it scheduled, from Spark's status tracker), for
+   both hand-overs: before, the snapshot becomes DataFrames through RayDP (``to_spark``),
+   one distinct job collects the ids and the block's task reads the edges as Arrow
+   batches; after, the ids come from the snapshot's tables on the driver and the task
+   reads its share of the parts from the object store. Then the result's way back
+   (``to_pandas``, through Ray) the same way.
+2. **Seconds per iteration**, same cut (tol 1e-10), before and after, one partition (every
+   iteration in one job) and after with 2 partitions (a job per iteration): the first
+   run in the session ("cold") and the median of ``--trials`` later ones ("warm"), the
+   whole run (PageRank and the result to pandas) and the iterations alone; jobs per run.
+3. **WCC** on the same cut, before and after.
+4. **1 M-edge generated graph, 20 iterations**: after and before vs networkx (build + 20
+   iterations).
 
-Writes ``spark_pagerank.json`` and ``spark_pagerank.md`` under ``--out``.
+The "before" modules (``spark_bridge/analyses/{_graph,pagerank,wcc}.py`` at ``--before``)
+are loaded from git. Writes ``spark_pagerank.json`` and ``spark_pagerank.md`` under
+``--out``.
 
     python -m bench.spark_pagerank
 """
@@ -30,11 +34,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import ray
+from pyspark import cloudpickle
 
 import chronoray as cr
 from bench.analyses import ITERATIONS, _max_error, _nx_from_lines, _nx_iterations
@@ -47,40 +53,31 @@ ROOT = Path(__file__).resolve().parent.parent
 TOL = 1e-10
 
 
-def _before(commit: str, name: str, workdir: Path) -> Any:
-    """``spark_bridge/analyses/<name>.py`` as it was at ``commit``, as a module."""
-    text = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{commit}:spark_bridge/analyses/{name}.py"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    path = workdir / f"before_{name}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(f"before_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks itself up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def _stage_times(spark: Any, stage_ids: set[int]) -> dict[str, float | None]:
-    """Executor run and deserialise time (ms) of ``stage_ids``' last attempts, from the
-    status store; ``None`` where the store does not answer."""
-    store = spark.sparkContext._jsc.sc().statusStore()
-    run = deserialize = 0.0
-    try:
-        for stage in stage_ids:
-            data = store.lastStageAttempt(stage)
-            run += data.executorRunTime()
-            deserialize += data.executorDeserializeTime()
-    except Exception:  # noqa: BLE001 -- the store's Scala API is not a stable contract
-        return {"executor_run_ms": None, "executor_deserialize_ms": None}
-    return {"executor_run_ms": run, "executor_deserialize_ms": deserialize}
+def _before(commit: str, workdir: Path) -> dict[str, Any]:
+    """``spark_bridge/analyses/{_graph,pagerank,wcc}.py`` as they were at ``commit``, as
+    modules (``before__graph``, ``before_pagerank``, ``before_wcc``) that import each other."""
+    modules = {}
+    for name in ("_graph", "pagerank", "wcc"):
+        text = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{commit}:spark_bridge/analyses/{name}.py"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        text = text.replace("spark_bridge.analyses._graph", "before__graph")
+        path = workdir / f"before_{name}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(f"before_{name}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclass looks itself up there
+        spec.loader.exec_module(module)
+        cloudpickle.register_pickle_by_value(module)  # the executors cannot import it
+        modules[name] = module
+    return modules
 
 
 def _tracked(spark: Any, run: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
-    """``run()`` under a job group of its own: wall time, jobs, stages, tasks, and the
-    executors' run time of its stages."""
+    """``run()`` under a job group of its own: wall time, and the jobs, stages and tasks
+    Spark scheduled for it (its status tracker)."""
     context = spark.sparkContext
     group = f"bench-spark-pagerank-{time.monotonic_ns()}"
     context.setJobGroup(group, "measured")
@@ -95,42 +92,68 @@ def _tracked(spark: Any, run: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
     stage_ids = {s for job in jobs if job is not None for s in job.stageIds}
     stages = [tracker.getStageInfo(s) for s in stage_ids]
     tasks = sum(s.numTasks for s in stages if s is not None)
-    info = {"seconds": seconds, "jobs": len(jobs), "stages": len(stage_ids), "tasks": tasks}
-    return result, {**info, **_stage_times(spark, stage_ids)}
+    return result, {"seconds": seconds, "jobs": len(jobs), "stages": len(stage_ids), "tasks": tasks}
 
 
-def _where_it_goes(spark: Any, old: Any, snap: Any) -> dict[str, Any]:
-    """One DataFrame iteration, then 10 nested ones: Python, planning, jobs."""
+def _steps_before(spark: Any, old: dict[str, Any], snap: Any) -> list[dict[str, Any]]:
+    """A PageRank run of the before form, step by step."""
     from pyspark.sql import functions as F
 
-    from spark_bridge.analyses._graph import graph_frames
+    from spark_bridge import to_pandas
+    from spark_bridge.convert import snapshot_to_spark
 
-    vertices, edges = graph_frames(spark, snap)
-    vertices = vertices.localCheckpoint()
-    n = vertices.count()
-    pairs = edges.select("src", "dst", F.lit(1.0).alias("w"))
-    out_w = pairs.groupBy("src").agg(F.sum("w").alias("out_w"))
-    transitions = pairs.join(out_w, "src").select(
-        "src", "dst", (F.col("w") / F.col("out_w")).alias("p"), F.lit(False).alias("own")
+    g, pr = old["_graph"], old["pagerank"]
+    steps: list[dict[str, Any]] = []
+
+    def step(name: str, run: Callable[[], Any]) -> Any:
+        result, work = _tracked(spark, run)
+        steps.append({"step": name, **work})
+        return result
+
+    frames = step("snapshot to DataFrames (RayDP to_spark)", lambda: snapshot_to_spark(spark, snap))
+    vertices, edges = step("vertex union (plan only)", lambda: g.graph_frames(spark, frames))
+    ids = step("ids: distinct + toPandas", lambda: g.sorted_ids(spark, vertices))
+    rows = edges.select("src", "dst", F.lit(1.0).alias("w")).coalesce(1)
+    solve = pr._solver(pr._block_builder(ids), 0.85, TOL, 300)
+    found = step(
+        "block + iterations (to_spark's pass, mapInArrow)",
+        lambda: g.partition_blocks(rows, pr.COLUMNS, solve).collect(),
     )
-    transitions = transitions.union(vertices.select("vertex", "vertex", F.lit(0.0), F.lit(True)))
-    transitions = transitions.repartition(1, "dst").cache()
-    transitions.count()
-    ranks = vertices.select("vertex", F.lit(1.0 / n).alias("rank")).localCheckpoint()
-    out: dict[str, Any] = {}
-    for depth in (1, 1, 10, 10):  # each twice: the first of each warms the JVM
-        started = time.perf_counter()
-        step = ranks
-        for _ in range(depth):
-            step = old._step(step, transitions, 0.85, 0.15 / n, n)
-        python = time.perf_counter() - started
-        started = time.perf_counter()
-        step._jdf.queryExecution().executedPlan()  # analysis, optimisation, physical plan
-        planning = time.perf_counter() - started
-        _, work = _tracked(spark, lambda s=step: s.localCheckpoint(eager=True))
-        out[f"depth_{depth}"] = {"python_seconds": python, "planning_seconds": planning, **work}
-    transitions.unpersist()
-    return out
+    frame = step(
+        "ranks to a DataFrame", lambda: g.vertex_frame(spark, ids, "pagerank", found[0][0])
+    )
+    step("result to pandas (through Ray)", lambda: to_pandas(frame))
+    return steps
+
+
+def _steps_after(spark: Any, snap: Any) -> list[dict[str, Any]]:
+    """A PageRank run of the after form, step by step."""
+    from spark_bridge import to_pandas
+    from spark_bridge.analyses import _graph
+    from spark_bridge.analyses import pagerank as _  # noqa: F401 -- the module, below
+
+    pr = sys.modules["spark_bridge.analyses.pagerank"]
+    steps: list[dict[str, Any]] = []
+
+    def step(name: str, run: Callable[[], Any]) -> Any:
+        result, work = _tracked(spark, run)
+        steps.append({"step": name, **work})
+        return result
+
+    graph = step("ids from the snapshot's tables (driver)", lambda: _graph.array_graph(spark, snap))
+    solve = pr._solver(pr._block_builder(graph.ids), 0.85, TOL, 300)
+
+    def solved() -> Any:
+        with graph.blocks({"src": "src", "dst": "dst", "w": None}, solve, 1) as blocks:
+            return blocks.collect()
+
+    found = step("block + iterations (the task reads the parts)", solved)
+    frame = step(
+        "ranks to a DataFrame",
+        lambda: _graph.vertex_frame(spark, graph.ids, "pagerank", found[0][0]),
+    )
+    step("result to pandas (through Ray)", lambda: to_pandas(frame))
+    return steps
 
 
 def _runs(trials: int, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -142,17 +165,16 @@ def _runs(trials: int, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 
 def _pagerank_run(spark: Any, fn: Callable[..., Any], snap: Any, ref: dict, **kw: Any) -> Any:
-    from spark_bridge import PageRankRun, to_pandas
+    from spark_bridge import to_pandas
 
     def run() -> dict[str, Any]:
-        runs: list[PageRankRun] = []
+        runs: list[Any] = []
         table, work = _tracked(spark, lambda: to_pandas(fn(spark, snap, run=runs, **kw)))
         last = runs[-1]
         got = dict(zip(table["vertex"], table["pagerank"], strict=True))
         out = {**work, "iterations": last.iterations, "partitions": last.partitions}
         out["seconds_per_iteration"] = work["seconds"] / last.iterations
-        if hasattr(last, "iterating_seconds"):
-            out["iterating_seconds_per_iteration"] = last.iterating_seconds / last.iterations
+        out["iterating_seconds_per_iteration"] = last.iterating_seconds / last.iterations
         out["max_error"] = _max_error(got, ref) if ref else None
         return out
 
@@ -175,10 +197,9 @@ def _wcc_run(spark: Any, fn: Callable[..., Any], snap: Any, expected: set) -> An
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--at", type=float, default=1090000000.0, help="CollegeMsg cut.")
-    parser.add_argument("--before", default="d99271b", help="Commit of the DataFrame form.")
+    parser.add_argument("--before", default="main", help="Commit of the before form.")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--big", type=int, default=1_000_000, help="Generated graph edges.")
-    parser.add_argument("--before-big", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-spark-pagerank-"))
@@ -186,13 +207,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
              include_dashboard=False, log_to_driver=False)  # fmt: skip
     from spark_bridge import pagerank, spark_session, stop_spark, weakly_connected_components
 
-    old_pr, old_wcc = (
-        _before(args.before, "pagerank", workdir),
-        _before(args.before, "wcc", workdir),
-    )
+    old = _before(args.before, workdir)
     result: dict[str, Any] = {"benchmark": "spark_pagerank", "machine": machine()}
-    result["before"], result["trials"] = args.before, args.trials
-    result["load_average"] = [os.getloadavg()]
+    result["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result["before"] = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", args.before],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    result["trials"], result["load_average"] = args.trials, [os.getloadavg()]
     try:
         with cr.GraphCluster(num_shards=2, log_dir=str(workdir / "college")) as g:
             g.ingest(cr.SnapEdgeSource(collegemsg_path()))
@@ -202,32 +224,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             started = time.perf_counter()
             spark = spark_session()
             result["session_seconds"] = time.perf_counter() - started
-            college: dict[str, Any] = {"vertices": snap.meta.vertices, "edges": snap.meta.edges}
-            college["blocks_one_job"] = _runs(
+            c: dict[str, Any] = {"vertices": snap.meta.vertices, "edges": snap.meta.edges}
+            old_pr, old_wcc = old["pagerank"].pagerank, old["wcc"].weakly_connected_components
+            c["before_one_job"] = _runs(
+                args.trials, _pagerank_run(spark, old_pr, snap, ref, tol=TOL)
+            )
+            c["blocks_one_job"] = _runs(
                 args.trials, _pagerank_run(spark, pagerank, snap, ref, tol=TOL)
             )
-            college["dataframe"] = _runs(
-                args.trials, _pagerank_run(spark, old_pr.pagerank, snap, ref, tol=TOL)
+            c["blocks_2_partitions"] = _runs(
+                args.trials, _pagerank_run(spark, pagerank, snap, ref, tol=TOL, partitions=2)
             )
-            college["blocks_job_per_iteration"] = _runs(
-                args.trials,
-                _pagerank_run(spark, pagerank, snap, ref, tol=TOL, one_job=False),
-            )
-            college["blocks_2_partitions"] = _runs(
-                args.trials,
-                _pagerank_run(spark, pagerank, snap, ref, tol=TOL, partitions=2),
-            )
-            college["where_dataframe_time_goes"] = _where_it_goes(spark, old_pr, snap)
-            expected = {frozenset(c) for c in nx.weakly_connected_components(graph)}
-            college["wcc_blocks"] = _runs(
+            c["steps_before"] = [_steps_before(spark, old, snap) for _ in range(2)][-1]
+            c["steps_after"] = [_steps_after(spark, snap) for _ in range(2)][-1]
+            expected = {frozenset(x) for x in nx.weakly_connected_components(graph)}
+            c["wcc_before"] = _runs(args.trials, _wcc_run(spark, old_wcc, snap, expected))
+            c["wcc_blocks"] = _runs(
                 args.trials, _wcc_run(spark, weakly_connected_components, snap, expected)
             )
-            college["wcc_label_propagation"] = _runs(
-                args.trials, _wcc_run(spark, old_wcc.weakly_connected_components, snap, expected)
-            )
-            result["college"] = college
+            result["college"] = c
             result["load_average"].append(os.getloadavg())
-        result["big"] = _big(args, spark, pagerank, old_pr)
+        result["big"] = _big(args, spark, pagerank, old["pagerank"].pagerank)
         result["load_average"].append(os.getloadavg())
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -249,18 +266,8 @@ def _big(args: Any, spark: Any, pagerank: Any, old: Any) -> dict[str, Any]:
     out["networkx_seconds"] = time.perf_counter() - started
     fixed = {"tol": 0.0, "max_iter": ITERATIONS}
     out["blocks_one_job"] = _runs(1, _pagerank_run(spark, pagerank, snap, {}, **fixed))
-    out["blocks_2_partitions"] = _runs(
-        1, _pagerank_run(spark, pagerank, snap, {}, partitions=2, **fixed)
-    )
-    if args.before_big:
-        out["dataframe"] = _pagerank_run(
-            spark, old.pagerank, snap, {}, check_every=ITERATIONS, **fixed
-        )()
+    out["before_one_job"] = _runs(1, _pagerank_run(spark, old, snap, {}, **fixed))
     return out
-
-
-def _ms(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0f} ms"
 
 
 def _cell(r: dict[str, Any], key: str = "seconds_per_iteration") -> str:
@@ -271,55 +278,51 @@ def _markdown(r: dict[str, Any]) -> str:
     c, b = r["college"], r["big"]
     loads = ", ".join(str(tuple(round(x, 1) for x in load)) for load in r["load_average"])
     lines = [
-        "# Spark PageRank and WCC: DataFrame iterations vs numpy blocks (issue 25, item 3)",
+        "# Spark PageRank and WCC from a snapshot: the hand-over, before and after (issue 25)",
         "",
-        f"{r['machine']['cpus']} CPUs; one Spark session (RayDP, 1 executor, 1 core; started "
-        f"in {r['session_seconds']:.1f} s); load average (1, 5, 15 min) at the start, after "
-        f"the CollegeMsg part and at the end: {loads}. Before = `spark_bridge/analyses` at "
-        f"{r['before']} (the DataFrame form). Cold: the form's first run in the session; warm: "
-        f"median of {r['trials']} more.",
+        f"{r['date']}, {r['machine']['cpus']} CPUs; one Spark session (RayDP, 1 executor, 1 "
+        f"core; started in {r['session_seconds']:.1f} s); load average (1, 5, 15 min) at the "
+        f"start, after the CollegeMsg part and at the end: {loads}. Before = "
+        f"`spark_bridge/analyses` at {r['before']}. Cold: the form's first run in the "
+        f"session; warm: median of {r['trials']} more. Written by `python -m "
+        "bench.spark_pagerank`.",
         "",
         f"## PageRank, CollegeMsg cut ({c['vertices']:,} vertices, {c['edges']:,} edges), "
         f"tol {TOL:g}",
         "",
+        "Whole run = `to_pandas(pagerank(spark, snapshot))`: the hand-over, the iterations "
+        "and the result back to pandas through Ray.",
+        "",
         "| form | iterations | s per iteration, whole run (cold / warm) | s per iteration, "
-        "iterations alone | jobs (warm) | max abs diff vs networkx |",
+        "iterations alone (cold / warm) | jobs per run (warm) | max abs diff vs networkx |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for key, name in (
-        ("dataframe", "before: DataFrame, broadcast join per iteration"),
-        ("blocks_one_job", "blocks, 1 partition, all iterations in one job"),
-        ("blocks_job_per_iteration", "blocks, 1 partition, a job per iteration"),
-        ("blocks_2_partitions", "blocks, 2 partitions, a job per iteration"),
+        ("before_one_job", "before: RayDP DataFrames, ids by a distinct job, 1 partition"),
+        ("blocks_one_job", "after: ids on the driver, the task reads the parts, 1 partition"),
+        ("blocks_2_partitions", "after, 2 partitions (a job per iteration)"),
     ):
         row = c[key]
-        alone = (
-            _cell(row, "iterating_seconds_per_iteration")
-            if "iterating_seconds_per_iteration" in row["warm"]
-            else ""
-        )
         lines.append(
-            f"| {name} | {row['warm']['iterations']} | {_cell(row)} | {alone} | "
-            f"{row['warm']['jobs']} | {row['warm']['max_error']:.2e} |"
+            f"| {name} | {row['warm']['iterations']} | {_cell(row)} | "
+            f"{_cell(row, 'iterating_seconds_per_iteration')} | {row['warm']['jobs']} | "
+            f"{row['warm']['max_error']:.2e} |"
         )
-    w = c["where_dataframe_time_goes"]
     lines += [
         "",
-        "Where a DataFrame iteration's time goes (before; ranks checkpointed, transitions "
-        "cached; 2nd measurement of each depth):",
+        "Where a warm run's time goes, step by step (each step timed alone, its Spark jobs "
+        "from the status tracker; the second of two runs):",
         "",
-        "| iterations in the plan | Python builds the plan | driver plans it | runs it "
-        "(jobs, stages, tasks) | executors' run time | executors' deserialise time |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| side | step | ms | Spark jobs |",
+        "|---|---|---:|---:|",
     ]
-    for depth in (1, 10):
-        d = w[f"depth_{depth}"]
-        lines.append(
-            f"| {depth} | {d['python_seconds'] * 1000:.0f} ms | "
-            f"{d['planning_seconds'] * 1000:.0f} ms | {d['seconds'] * 1000:.0f} ms "
-            f"({d['jobs']}, {d['stages']}, {d['tasks']}) | {_ms(d['executor_run_ms'])} | "
-            f"{_ms(d['executor_deserialize_ms'])} |"
-        )
+    for side in ("before", "after"):
+        steps = c[f"steps_{side}"]
+        for s in steps:
+            lines.append(f"| {side} | {s['step']} | {s['seconds'] * 1000:.0f} | {s['jobs']} |")
+        total = sum(s["seconds"] for s in steps)
+        jobs = sum(s["jobs"] for s in steps)
+        lines.append(f"| {side} | **all steps** | **{total * 1000:.0f}** | **{jobs}** |")
     lines += [
         "",
         "## WCC, same cut",
@@ -328,8 +331,8 @@ def _markdown(r: dict[str, Any]) -> str:
         "|---|---:|---:|---|",
     ]
     for key, name in (
-        ("wcc_label_propagation", "before: label propagation, DataFrame"),
-        ("wcc_blocks", "components per partition, merged on the driver"),
+        ("wcc_before", "before: RayDP DataFrames, ids by a distinct job"),
+        ("wcc_blocks", "after: ids on the driver, the tasks read the parts"),
     ):
         row = c[key]
         lines.append(
@@ -341,21 +344,19 @@ def _markdown(r: dict[str, Any]) -> str:
         f"## {b['edges'] / 1e6:g} M-edge generated graph ({b['vertices']:,} vertices), "
         f"{ITERATIONS} iterations",
         "",
-        "| engine | seconds (whole run) | iterations alone |",
-        "|---|---:|---:|",
-        f"| networkx: build + {ITERATIONS} iterations | {b['networkx_seconds']:.2f} | |",
+        "| engine | seconds (whole run, after a cold run) | iterations alone | jobs |",
+        "|---|---:|---:|---:|",
+        f"| networkx: build + {ITERATIONS} iterations | {b['networkx_seconds']:.2f} | | |",
     ]
     for key, name in (
-        ("blocks_one_job", "Spark blocks, 1 partition, one job"),
-        ("blocks_2_partitions", "Spark blocks, 2 partitions, a job per iteration"),
+        ("before_one_job", "Spark before, 1 partition, one job"),
+        ("blocks_one_job", "Spark after, 1 partition, one job"),
     ):
         row = b[key]["warm"]
         lines.append(
             f"| {name} | {row['seconds']:.2f} | "
-            f"{row['iterating_seconds_per_iteration'] * row['iterations']:.2f} |"
+            f"{row['iterating_seconds_per_iteration'] * row['iterations']:.2f} | {row['jobs']} |"
         )
-    if "dataframe" in b:
-        lines.append(f"| Spark before: DataFrame | {b['dataframe']['seconds']:.2f} | |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,7 @@
 """What every analysis starts from: a snapshot's vertex ids and its distinct (src, dst) pairs
 as Spark DataFrames; how iterative analyses size their partitions from the data; and the
-numpy blocks they build from a partition's Arrow batches."""
+numpy blocks they build from a partition's columns (:class:`ArrayGraph`: from a snapshot's
+parts in the object store, or from a DataFrame's Arrow batches)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import pickle
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,8 @@ from pyspark.sql import functions as F
 
 __all__ = [
     "ROWS_PER_PARTITION",
+    "ArrayGraph",
+    "array_graph",
     "arrow_on",
     "edge_rows",
     "graph_frames",
@@ -30,9 +34,12 @@ ROWS_PER_PARTITION = 1_000_000
 """Rows of a cached graph table per partition: a task's work must outweigh its ~10 ms of
 scheduling, and one partition per core is the most that runs at once."""
 
-def edge_rows(graph: Any, edges: DataFrame) -> int:
+
+def edge_rows(graph: Any, edges: DataFrame | None) -> int:
     """Edge rows of ``graph``: a snapshot's metadata says it, a DataFrame is counted."""
-    return int(edges.count()) if isinstance(graph, tuple) else int(graph.meta.edges)
+    if isinstance(graph, tuple) and edges is not None:
+        return int(edges.count())
+    return int(graph.meta.edges)
 
 
 def partitions_for(spark: Any, rows: int) -> int:
@@ -87,6 +94,77 @@ def sorted_ids(spark: Any, vertices: DataFrame) -> np.ndarray:
     with arrow_on(spark):
         ids = vertices.select("vertex").toPandas()["vertex"].to_numpy()
     return np.sort(ids)
+
+
+@dataclass(frozen=True)
+class ArrayGraph:
+    """A graph as the array analyses see it: its vertex ids, sorted (position ``i`` is the
+    dense index of a vertex), and its edge rows, read in shares by Spark tasks.
+
+    From a snapshot (:func:`array_graph`), the ids come from the parts' Arrow tables on
+    the driver (no Spark job) and the tasks read their shares of the parts from the
+    object store (:func:`~spark_bridge.convert.snapshot_columns`); from DataFrames, the
+    ids are one distinct job and the shares the frame's partitions."""
+
+    spark: Any
+    graph: Any  # a Snapshot, or (vertices, edges) DataFrames
+    ids: np.ndarray
+    edge_columns: frozenset[str] | None  # a snapshot's (checked here); None for frames
+
+    def edge_rows(self) -> int:
+        """Edge rows of the graph: a snapshot's metadata says it, a DataFrame is counted."""
+        return edge_rows(self.graph, self.graph[1] if isinstance(self.graph, tuple) else None)
+
+    @contextlib.contextmanager
+    def blocks(
+        self,
+        columns: dict[str, str | None],
+        build: Callable[[dict[str, np.ndarray]], Any],
+        partitions: int,
+    ) -> Iterator[Any]:
+        """A context of an RDD with one element per partition: ``build`` of that share of
+        the edge rows, as ``{name: numpy array}`` (``columns``: name -> edge column, or
+        ``None`` for ones). Every edge row is in exactly one share; a share may be empty.
+        Raises ``ValueError`` naming a column the edges do not have."""
+        if self.edge_columns is not None:
+            missing = sorted({c for c in columns.values() if c} - self.edge_columns)
+            if missing:
+                raise ValueError(
+                    f"edge column {missing[0]!r} is not in the snapshot's edges "
+                    f"(columns: {', '.join(sorted(self.edge_columns))})"
+                )
+            from spark_bridge.convert import snapshot_columns
+
+            with snapshot_columns(self.spark, self.graph, columns, partitions) as shares:
+                yield shares.map(build)
+            return
+        edges = self.graph[1]
+        rows = edges.select(*(F.col(c) if c else F.lit(1.0) for c in columns.values()))
+        rows = rows.toDF(*columns)
+        current = int(rows.rdd.getNumPartitions())  # any split will do: no shuffle if fewer
+        rows = rows.coalesce(partitions) if partitions <= current else rows.repartition(partitions)
+        yield partition_blocks(rows, list(columns), build)
+
+
+def array_graph(spark: Any, graph: Any) -> ArrayGraph:
+    """``graph`` (a :class:`~snapshot.Snapshot` or ``(vertices, edges)`` DataFrames) for
+    the array analyses; every vertex of the snapshot and every edge endpoint is a vertex,
+    as in :func:`graph_frames`."""
+    if isinstance(graph, tuple):
+        vertices, _ = graph_frames(spark, graph)
+        return ArrayGraph(spark, graph, sorted_ids(spark, vertices), None)
+    from spark_bridge.convert import snapshot_tables
+
+    vertex_parts = snapshot_tables(graph, "vertex_refs")
+    edge_parts = snapshot_tables(graph, "edge_refs")
+    ids = [t["id"].to_numpy() for t in vertex_parts]
+    ids += [t[c].to_numpy() for t in edge_parts for c in ("src", "dst")]
+    found = np.unique(np.concatenate(ids)) if ids else np.empty(0, np.int64)
+    names = [frozenset(t.column_names) for t in edge_parts]  # in every part: a task reads any
+    return ArrayGraph(spark, graph, found, frozenset.intersection(*names) if names else _FIXED)
+
+
+_FIXED = frozenset({"src", "dst"})
 
 
 def partition_blocks(

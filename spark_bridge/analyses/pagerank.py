@@ -7,18 +7,22 @@ out-weight (dangling) spread uniformly over all vertices.
 
 What a run costs, and why:
 
-* **once**: the vertex ids are collected, sorted, into the driver (position = dense index);
-  the edges are partitioned by target (``partitions_for``: one partition per million rows,
-  at most one per core) and every partition becomes one block, a sparse matrix (scipy
-  CSR) from all vertices to that partition's targets, built from Arrow batches, with no
-  Python per row; the out-weight of every source is summed from the blocks;
+* **once**: the vertex ids, sorted, are the dense index (a snapshot's come from its Arrow
+  tables on the driver, with no Spark job; DataFrames' from one distinct job); the edge
+  rows are split in shares (``partitions_for``: one per million rows, at most one per
+  core; any split, no shuffle) and every share becomes one block, a sparse matrix (scipy
+  CSR) from all vertices to the share's targets, built from numpy columns with no Python
+  per row (a snapshot's shares are read by the tasks from the object store, see
+  :class:`~spark_bridge.analyses._graph.ArrayGraph`); the out-weight of every source is
+  summed from the blocks;
 * **per iteration**, several partitions: the driver broadcasts one numpy vector (the ranks
   divided by the out-weights) to the cached blocks, every partition returns its targets'
-  inflow as one numpy array (one matrix-vector product), and the driver adds dangling
-  mass and teleport and tests convergence in numpy. One small job per iteration, no plan
-  to build, no shuffle, no extra job for the check;
+  inflow as one numpy array (one matrix-vector product; the driver adds them up), and
+  the driver adds dangling mass and teleport and tests convergence in numpy. One small
+  job per iteration, no plan to build, no shuffle, no extra job for the check;
 * **per run**, one partition (every graph below a million rows on one core): the task
-  that builds the block runs every iteration on it, one job for all iterations. Measured
+  that builds the block runs every iteration on it, one job for all iterations (from a
+  snapshot, that is the run's only job). Measured
   on the CollegeMsg cut (18 k edges, ``bench/results/spark_pagerank.md``): a job costs
   ~0.2 s on RayDP here (one partition; ~0.4 s with two) while an iteration's product costs
   ~0.1 ms, so a job per iteration would be almost all overhead.
@@ -37,14 +41,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_bridge.analyses._graph import (
-    edge_rows,
-    graph_frames,
-    partition_blocks,
-    partitions_for,
-    sorted_ids,
-    vertex_frame,
-)
+from spark_bridge.analyses._graph import array_graph, graph_frames, partitions_for, vertex_frame
 
 __all__ = ["pagerank", "PageRankRun"]
 
@@ -104,41 +101,39 @@ def pagerank(
     >>> [(r.vertex, round(r.pagerank, 4)) for r in ranks]
     [(1, 0.3693), (2, 0.2046), (3, 0.3785), (4, 0.0476)]
     """
-    vertices, edges = graph_frames(spark, graph)
-    ids = sorted_ids(spark, vertices)
+    arrays = array_graph(spark, graph)
+    ids = arrays.ids
     n = len(ids)
     if n == 0:
+        vertices, _ = graph_frames(spark, graph)
         return vertices.select("vertex", F.lit(0.0).alias("pagerank"))
-    parts = partitions or partitions_for(spark, n + edge_rows(graph, edges))
-    w = F.lit(1.0) if weight is None else F.col(weight).cast("double")
-    rows = edges.select("src", "dst", w.alias("w"))
-    rows = rows.coalesce(1) if parts == 1 else rows.repartition(parts, "dst")  # by target
+    parts = partitions or partitions_for(spark, n + arrays.edge_rows())
+    columns = {"src": "src", "dst": "dst", "w": weight}
     build = _block_builder(ids)
     fused = one_job and parts == 1
     if fused:  # one job: the task builds the block and runs every iteration on it
         solve = _solver(build, alpha, tol, max_iter)
-        found = partition_blocks(rows, COLUMNS, solve).collect()
-        x, done, delta, seconds = found[0] if found else solve(_no_rows())
+        with arrays.blocks(columns, solve, 1) as solved:
+            found = solved.collect()
+        x, done, delta, seconds = found[0] if found else solve(_no_rows(columns))
     else:
-        x, done, delta, seconds = _iterate_on_driver(spark, rows, build, n, alpha, tol, max_iter)
+        with arrays.blocks(columns, build, parts) as blocks:
+            x, done, delta, seconds = _iterate_on_driver(spark, blocks, n, alpha, tol, max_iter)
     if run is not None:
         jobs = 0.0 if fused else 1.0
         run.append(PageRankRun(done, delta, delta < tol, parts, jobs, seconds))
     return vertex_frame(spark, ids, "pagerank", x)
 
 
-COLUMNS = ["src", "dst", "w"]
-"""The columns a block is built from: source and target ids, weight."""
-
-
-def _no_rows() -> dict[str, np.ndarray]:
+def _no_rows(columns: dict[str, str | None]) -> dict[str, np.ndarray]:
     """The columns of a graph without edges (a frame without partitions gives no block)."""
-    return {name: np.empty(0) for name in COLUMNS}
+    return {name: np.empty(0) for name in columns}
 
 
 Block = tuple[np.ndarray, Any]
-"""One partition of the graph: its targets (dense indices, sorted) and the CSR matrix of
-shape ``(targets, N)`` whose row ``i`` holds the weights into ``targets[i]``."""
+"""One share of the edges: its targets (dense indices, sorted, distinct) and the CSR matrix
+of shape ``(targets, N)`` whose row ``i`` holds the share's weights into ``targets[i]``
+(another share may hold more edges into the same target)."""
 
 
 def _block_builder(ids: np.ndarray) -> Any:
@@ -207,11 +202,10 @@ def _solver(build: Any, alpha: float, tol: float, max_iter: int) -> Any:
 
 
 def _iterate_on_driver(
-    spark: Any, rows: DataFrame, build: Any, n: int, alpha: float, tol: float, max_iter: int
+    spark: Any, blocks: Any, n: int, alpha: float, tol: float, max_iter: int
 ) -> Result:
     """The blocks cached; then a job per iteration: the ranks go out broadcast, each
-    partition's inflow comes back."""
-    blocks = partition_blocks(rows, COLUMNS, build)
+    partition's inflow comes back and the driver adds them up."""
     blocks = blocks.persist(StorageLevel.MEMORY_ONLY)
     context = spark.sparkContext
     try:
@@ -224,9 +218,10 @@ def _iterate_on_driver(
         x, inflow, done, delta = chain.start(), np.zeros(n), 0, float("inf")
         while done < max_iter and delta >= tol:
             sent = context.broadcast(chain.sent(x))
+            inflow[:] = 0.0
             try:
                 for targets, flow in blocks.map(lambda b, s=sent: (b[0], b[1] @ s.value)).collect():
-                    inflow[targets] = flow
+                    inflow[targets] += flow  # targets distinct within a block
             finally:
                 sent.destroy()
             x, delta = chain.step(x, inflow)

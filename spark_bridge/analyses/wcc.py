@@ -8,9 +8,11 @@ partitions' forests with one more ``connected_components`` over all vertices. Tw
 are in one component exactly when a chain of edges links them; every edge lies in one
 partition, so that chain is a chain of local components, and the merge finds it.
 
-One job whatever the graph's diameter (label propagation needs about a job per step of
-the longest shortest path); what crosses to the driver is at most a pair of integers per
-vertex and partition.
+From a snapshot, the ids come from its Arrow tables on the driver and the tasks read the
+edges from the object store (:class:`~spark_bridge.analyses._graph.ArrayGraph`): the
+run's only job is that one. One job whatever the graph's diameter (label propagation
+needs about a job per step of the longest shortest path); what crosses to the driver is
+at most a pair of integers per vertex and partition.
 """
 
 from __future__ import annotations
@@ -20,14 +22,7 @@ from typing import Any
 import numpy as np
 from pyspark.sql import DataFrame
 
-from spark_bridge.analyses._graph import (
-    edge_rows,
-    graph_frames,
-    partition_blocks,
-    partitions_for,
-    sorted_ids,
-    vertex_frame,
-)
+from spark_bridge.analyses._graph import array_graph, graph_frames, partitions_for, vertex_frame
 
 __all__ = ["weakly_connected_components"]
 
@@ -55,23 +50,20 @@ def weakly_connected_components(
     >>> [(r.vertex, r.component) for r in rows]
     [(1, 1), (2, 1), (3, 3), (4, 3), (5, 5)]
     """
-    vertices, edges = graph_frames(spark, graph)
-    ids = sorted_ids(spark, vertices)
+    arrays = array_graph(spark, graph)
+    ids = arrays.ids
     n = len(ids)
     if n == 0:
+        vertices, _ = graph_frames(spark, graph)
         return vertices.select("vertex", vertices["vertex"].alias("component"))
-    parts = partitions or partitions_for(spark, n + edge_rows(graph, edges))
-    rows = edges.select("src", "dst")  # any split of the edges will do: no shuffle if fewer
-    rows = rows.coalesce(parts) if parts <= _partitions(rows) else rows.repartition(parts)
-    forests = partition_blocks(rows, ["src", "dst"], _local_forest(ids)).collect()
-    touched = np.concatenate([f[0] for f in forests] + [np.empty(0, np.int64)])
-    roots = np.concatenate([f[1] for f in forests] + [np.empty(0, np.int64)])
+    parts = partitions or partitions_for(spark, n + arrays.edge_rows())
+    # any split of the edges will do (see the module)
+    with arrays.blocks({"src": "src", "dst": "dst"}, _local_forest(ids), parts) as forests:
+        found = forests.collect()
+    touched = np.concatenate([f[0] for f in found] + [np.empty(0, np.int64)])
+    roots = np.concatenate([f[1] for f in found] + [np.empty(0, np.int64)])
     smallest = _smallest_member(n, touched, roots)
     return vertex_frame(spark, ids, "component", ids[smallest])
-
-
-def _partitions(frame: DataFrame) -> int:
-    return int(frame.rdd.getNumPartitions())
 
 
 def _local_forest(ids: np.ndarray) -> Any:

@@ -90,6 +90,60 @@ def test_pagerank_early_cut_and_weighted(college_graph, college, spark):
     assert max(abs(expected[v] - unweighted[v]) for v in graph) > 1e-4  # weights matter here
 
 
+def test_snapshot_analyses_run_in_one_job_from_the_object_store(college_graph, college, spark):
+    """From a snapshot, PageRank and WCC are one Spark job each (ids from the snapshot's
+    tables on the driver, edges read by the task from the object store); with 2 shares
+    (a job per iteration, shares with targets in common) the ranks are the same."""
+    from spark_bridge.analyses.metrics import counting_jobs
+
+    t = COLLEGE_TIMES[1]
+    snap = college_graph.snapshot(at=t)
+    graph = oracle_graph(college, t)
+    expected = nx.pagerank(graph, tol=1e-12, max_iter=1000)
+    runs: list[PageRankRun] = []
+    frame, work = counting_jobs(spark, lambda: pagerank(spark, snap, tol=1e-10, run=runs))
+    assert (work.jobs, runs[0].partitions, runs[0].jobs_per_iteration) == (1, 1, 0.0)
+    fused = {r.vertex: r.pagerank for r in frame.collect()}
+    _assert_ranks_close(fused, expected)
+    frame, work = counting_jobs(
+        spark, lambda: pagerank(spark, snap, tol=1e-10, partitions=2, run=runs)
+    )
+    assert runs[1].iterations == runs[0].iterations and work.jobs == runs[1].iterations + 1
+    shared = {r.vertex: r.pagerank for r in frame.collect()}
+    assert set(shared) == set(fused)
+    assert max(abs(shared[v] - fused[v]) for v in fused) < 1e-15
+    for partitions in (None, 3):
+        rows, work = counting_jobs(
+            spark, lambda p=partitions: weakly_connected_components(spark, snap, partitions=p)
+        )
+        assert work.jobs == 1
+        members: dict = {}
+        for row in rows.collect():
+            members.setdefault(row.component, set()).add(row.vertex)
+        assert {frozenset(g) for g in members.values()} == {
+            frozenset(c) for c in nx.weakly_connected_components(graph)
+        }
+
+
+def test_snapshot_pagerank_names_a_missing_weight_column(college_graph, spark):
+    snap = college_graph.snapshot(at=COLLEGE_TIMES[0])
+    with pytest.raises(ValueError, match=r"edge column 'weight' is not in the snapshot's edges"):
+        pagerank(spark, snap, weight="weight")
+
+
+def test_shares_of_the_parts_cover_every_row_once():
+    import pyarrow as pa
+
+    from spark_bridge.convert import _share
+
+    parts = [pa.table({"src": np.arange(n), "dst": np.arange(n) + 100}) for n in (0, 1, 7, 10)]
+    for partitions in (1, 3, 25):
+        shares = [_share(parts, k, partitions, {"a": "src", "w": None}) for k in range(partitions)]
+        got = np.sort(np.concatenate([s["a"] for s in shares]))
+        assert got.tolist() == sorted(v for t in parts for v in t["src"].to_pylist())
+        assert got.dtype == np.int64 and all(len(s["w"]) == len(s["a"]) for s in shares)
+
+
 def test_pagerank_bitcoin(bitcoin_snapshots, bitcoin, spark):
     t = BITCOIN_TIMES[0]
     got = _as_dict(pagerank(spark, bitcoin_snapshots[t], tol=1e-8), "vertex", "pagerank")
