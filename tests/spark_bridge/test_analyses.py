@@ -105,13 +105,15 @@ def test_snapshot_analyses_run_in_one_job_from_the_object_store(college_graph, c
     assert (work.jobs, runs[0].partitions, runs[0].jobs_per_iteration) == (1, 1, 0.0)
     fused = {r.vertex: r.pagerank for r in frame.collect()}
     _assert_ranks_close(fused, expected)
+    # 2 shares run a job per iteration (~0.4-0.8 s each here): compared at a loose tolerance
+    loose = {r.vertex: r.pagerank for r in pagerank(spark, snap, tol=1e-3, run=runs).collect()}
     frame, work = counting_jobs(
-        spark, lambda: pagerank(spark, snap, tol=1e-10, partitions=2, run=runs)
+        spark, lambda: pagerank(spark, snap, tol=1e-3, partitions=2, run=runs)
     )
-    assert runs[1].iterations == runs[0].iterations and work.jobs == runs[1].iterations + 1
+    assert runs[2].iterations == runs[1].iterations > 1 and work.jobs == runs[2].iterations + 1
     shared = {r.vertex: r.pagerank for r in frame.collect()}
-    assert set(shared) == set(fused)
-    assert max(abs(shared[v] - fused[v]) for v in fused) < 1e-15
+    assert set(shared) == set(loose) == set(fused)
+    assert max(abs(shared[v] - loose[v]) for v in loose) < 1e-15
     for partitions in (None, 3):
         rows, work = counting_jobs(
             spark, lambda p=partitions: weakly_connected_components(spark, snap, partitions=p)
