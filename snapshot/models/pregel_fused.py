@@ -108,8 +108,7 @@ class _PageRankKernel:
                 partial["dangling"], np.add.reduce(rank[self.dangling]).item()
             )
         out = [
-            (worker.slot_dst[lo:hi], messages[lo:hi]) if hi > lo else None
-            for lo, hi in self.bounds
+            (worker.slot_dst[lo:hi], messages[lo:hi]) if hi > lo else None for lo, hi in self.bounds
         ]
         summary = self._summary(len(rank), self.sent, dropped, partial)
         return summary, out
