@@ -187,7 +187,7 @@ def _local_partitions(graph: GraphInput, num_parts: int, direction: str) -> list
     return [partition_graph([pieces[p]], p, num_parts) for p in range(num_parts)]
 
 
-_HEAD = struct.Struct("!QQHIH")  # body bytes, step, token bytes, pickle bytes, buffers
+_HEAD = struct.Struct("!QqHIH")  # body bytes, step (signed), token bytes, pickle bytes, buffers
 _SIZE = struct.Struct("!Q")  # one raw buffer's bytes
 
 
