@@ -9,8 +9,11 @@ local Ray (2 CPUs), takes the snapshot at ``--at`` and measures ``--trials`` tim
 turn: networkx ``pagerank(tol=1e-10)`` on the built DiGraph (graph building excluded),
 the array-form Pregel PageRank on Ray with 2 partitions (after one warm-up run that
 starts the pooled actors), split into setup (partitions into the actors), supersteps
-and the rest (results); the per-vertex form the same way; and the array form in this
-process (2 partitions in turn: the program's and engine's own numpy work, no Ray).
+and the rest (results), and inside the actors into compute (the worker's superstep) and
+exchange (the direct connection: sending, waiting for the peer, receiving) per
+superstep; where the program carries a fused step, the same program on its generic path
+(``fused=None``); the per-vertex form the same way; and the array form in this process
+(2 partitions in turn: the program's and engine's own numpy work, no Ray).
 Prints one JSON line; ``--profile`` adds the driver's cProfile top lines.
 
     PYTHONPATH=$PWD python bench/pregel_ray.py --label after --trials 3
@@ -19,6 +22,7 @@ Prints one JSON line; ``--profile`` adds the driver's cProfile top lines.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -45,6 +49,7 @@ def _run_job(graph: Any, program: Any, executor: str) -> dict[str, Any]:
     built = time.perf_counter()
     result = job.run()
     ran = time.perf_counter()
+    inside = getattr(job.group, "timing", lambda: [])()  # the actors' own splits
     job.close()
     ended = time.perf_counter()
     steps = sum(s["seconds"] for s in result.steps if "superstep" in s)
@@ -55,12 +60,20 @@ def _run_job(graph: Any, program: Any, executor: str) -> dict[str, Any]:
         "other": (ran - built - steps) + (ended - ran),
         "supersteps": result.info["supersteps"],
         "ranks": result.to_dict("rank"),
+        **{
+            f"actor_{k}_ms": 1e3 * sum(t[k] for t in inside) / sum(t["steps"] for t in inside)
+            for k in ("compute", "exchange")
+            if inside and all(t["steps"] for t in inside)
+        },
     }
 
 
 def _summary(runs: list[dict[str, Any]], reference: dict[Any, float]) -> dict[str, Any]:
     out = {k: _median([r[k] for r in runs]) for k in ("seconds", "setup", "supersteps_seconds")}
     out["other"] = _median([r["other"] for r in runs])
+    for key in ("actor_compute_ms", "actor_exchange_ms"):
+        if all(key in r for r in runs):
+            out[key] = _median([r[key] for r in runs])
     out["trials"] = [round(r["seconds"], 4) for r in runs]
     out["supersteps"] = runs[-1]["supersteps"]
     out["ms_per_superstep"] = 1e3 * out["supersteps_seconds"] / out["supersteps"]
@@ -93,17 +106,20 @@ def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
         reference = nx.pagerank(graph, tol=1e-13, max_iter=1000)
         tables = (snap.vertices(), snap.edges())
         arrays, vertex = pagerank_arrays(0.85, TOL, 200), pagerank_program(0.85, TOL, 200)
+        programs = {"arrays": (snap, arrays, "ray"), "vertex": (snap, vertex, "ray")}
+        if getattr(arrays, "fused", None) is not None:  # the same program, generic path
+            programs["generic"] = (snap, dataclasses.replace(arrays, fused=None), "ray")
+        programs["local"] = (tables, arrays, "local")
         _run_job(snap, arrays, "ray")  # starts the pooled actors
         _run_job(snap, vertex, "ray")
         nx_seconds: list[float] = []
-        runs: dict[str, list[dict[str, Any]]] = {"arrays": [], "vertex": [], "local": []}
+        runs: dict[str, list[dict[str, Any]]] = {form: [] for form in programs}
         for _ in range(trials):
             started = time.perf_counter()
             nx.pagerank(graph, tol=TOL)
             nx_seconds.append(time.perf_counter() - started)
-            runs["arrays"].append(_run_job(snap, arrays, "ray"))
-            runs["vertex"].append(_run_job(snap, vertex, "ray"))
-            runs["local"].append(_run_job(tables, arrays, "local"))
+            for form, job_args in programs.items():
+                runs[form].append(_run_job(*job_args))
         load.append(os.getloadavg())
         result: dict[str, Any] = {
             "label": label,
@@ -130,8 +146,9 @@ def report(paths: list[Path]) -> str:
                 sides.setdefault(got["label"], []).append(got)
     rows = [
         "| side | runs x trials | networkx | arrays on Ray | x networkx | setup | supersteps "
-        "| ms per superstep | other | per-vertex on Ray | arrays in process | load (1 min) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| ms per superstep | in actor: compute / exchange ms | other | arrays, generic path "
+        "| per-vertex on Ray | arrays in process | load (1 min) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for label, got in sides.items():
 
@@ -140,7 +157,7 @@ def report(paths: list[Path]) -> str:
             for g in of:
                 value: Any = g
                 for k in keys:
-                    value = value[k]
+                    value = value.get(k, float("nan")) if isinstance(value, dict) else value
                 values.append(value)
             return _median(values)
 
@@ -150,7 +167,9 @@ def report(paths: list[Path]) -> str:
             f"| {label} | {len(got)} x {len(got[0]['arrays']['trials'])} | {nxs:.3f} "
             f"| {med('arrays', 'seconds'):.3f} | {med('arrays', 'seconds') / nxs:.1f}x "
             f"| {med('arrays', 'setup'):.3f} | {med('arrays', 'supersteps_seconds'):.3f} "
-            f"| {med('arrays', 'ms_per_superstep'):.2f} | {med('arrays', 'other'):.3f} "
+            f"| {med('arrays', 'ms_per_superstep'):.2f} "
+            f"| {med('arrays', 'actor_compute_ms'):.2f} / {med('arrays', 'actor_exchange_ms'):.2f} "
+            f"| {med('arrays', 'other'):.3f} | {med('generic', 'seconds'):.3f} "
             f"| {med('vertex', 'seconds'):.3f} | {med('local', 'seconds'):.3f} "
             f"| {', '.join(loads)} |"
         )

@@ -32,6 +32,7 @@ from snapshot.models.pregel import (
     pregel,
 )
 from snapshot.models.pregel_arrays import PregelArrays, VertexBatch, VertexTable
+from snapshot.models.pregel_fused import PageRankStep
 from snapshot.models.result import ModelResult, Progress, kernel_result
 from snapshot.models.runtime import Executor, GraphInput
 from snapshot.models.scatter_gather import EdgeChunk, VertexBlock, scatter_gather
@@ -119,7 +120,8 @@ def pagerank_arrays(
     alpha: float = 0.85, tol: float = 1e-10, max_iterations: int = 200
 ) -> PregelArrays:
     """The same Pregel program in array form: one ``compute`` per partition and
-    superstep, messages summed by ``np.add``."""
+    superstep, messages summed by ``np.add``; the workers run it fused
+    (:class:`~snapshot.models.pregel_fused.PageRankStep`: same ranks, bit for bit)."""
 
     def init(table: VertexTable) -> dict[str, np.ndarray]:
         return {"rank": np.zeros(len(table.ids))}
@@ -147,6 +149,7 @@ def pagerank_arrays(
         aggregators={"change": Aggregator.max(0.0), "dangling": Aggregator.sum()},
         max_supersteps=max_iterations + 1,
         name="pagerank",
+        fused=PageRankStep(alpha, tol),  # the same superstep in a few numpy calls
     )
 
 

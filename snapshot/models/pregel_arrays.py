@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from snapshot.models.partition import GraphPartition, partitions_of
 from snapshot.models.pregel import Aggregator, fold_summaries
+from snapshot.models.pregel_fused import FusedKernel, FusedStep
 
 __all__ = ["PregelArrays", "PregelArraysWorker", "VertexBatch", "VertexTable", "combine"]
 
@@ -70,7 +71,9 @@ class VertexTable:
 @dataclass
 class PregelArrays:
     """A Pregel program in array form (see the module docstring). ``output``: the state
-    columns of the result (default: all)."""
+    columns of the result (default: all). ``fused``: a fused superstep of this very
+    program (:mod:`snapshot.models.pregel_fused`, built-in programs only), run instead of
+    ``compute`` and the generic message path; it gives the same states and messages."""
 
     compute: Callable[[VertexBatch], Mapping[str, np.ndarray]]
     init: Callable[[VertexTable], Mapping[str, np.ndarray]]
@@ -81,6 +84,7 @@ class PregelArrays:
     constants: Mapping[str, Any] = field(default_factory=dict)
     output: Sequence[str] | None = None
     name: str = "pregel"
+    fused: FusedStep | None = None
 
     @property
     def worker(self) -> type[PregelArraysWorker]:
@@ -230,6 +234,9 @@ class PregelArraysWorker:
         self._along: list[tuple[np.ndarray, np.ndarray]] = []  # (edges, values)
         self._seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # sender -> (ids, positions)
         self.sent = 0
+        self._fused: FusedKernel | None = (
+            None if program.fused is None else program.fused.bind(self)
+        )
 
     def positions(self, ids: np.ndarray) -> np.ndarray:
         """The positions of ``ids`` in this partition (-1: not here)."""
@@ -343,6 +350,10 @@ class PregelArraysWorker:
         """Run one superstep on the message arrays sent to this partition in the previous
         one (``previous``: every partition's summary of it); returns a summary and one
         ``(ids, values)`` batch per destination partition."""
+        if self._fused is not None:
+            fused = self._fused.step(batches, superstep, previous)
+            if fused is not None:
+                return fused
         counts, aggregated = fold_summaries(self.aggregators, previous)
         self.partial = {k: a.zero for k, a in self.aggregators.items()}
         inbox = self._deliver(batches)

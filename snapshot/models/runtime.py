@@ -32,10 +32,11 @@ import functools
 import os
 import pickle
 import secrets
-import selectors
+import select
 import socket
 import struct
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from multiprocessing import AuthenticationError
@@ -186,7 +187,73 @@ def _local_partitions(graph: GraphInput, num_parts: int, direction: str) -> list
     return [partition_graph([pieces[p]], p, num_parts) for p in range(num_parts)]
 
 
-_FRAME = struct.Struct("!Q")  # a message's length, before its pickle
+_HEAD = struct.Struct("!QqHIH")  # body bytes, step (signed), token bytes, pickle bytes, buffers
+_SIZE = struct.Struct("!Q")  # one raw buffer's bytes
+
+
+def _frame(token: bytes, step: int, payload: Any) -> list[memoryview]:
+    """One message on the wire: a head, the job's token, ``payload`` pickled with its
+    numpy arrays left out (protocol 5, out of band), their sizes, then the arrays' own
+    bytes, sent as they are (no copy into the pickle)."""
+    buffers: list[pickle.PickleBuffer] = []
+    meta = pickle.dumps(payload, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    sizes = b"".join(_SIZE.pack(r.nbytes) for r in raws)
+    body = len(token) + len(meta) + len(sizes) + sum(r.nbytes for r in raws)
+    head = _HEAD.pack(body, step, len(token), len(meta), len(raws)) + token + meta + sizes
+    return [memoryview(head), *raws]
+
+
+class _Inbound:
+    """What one peer sent and this side has not taken yet: a receive buffer (grown as
+    needed, kept between steps) filled by ``recv_into``, and where its data starts."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray(1 << 16)
+        self.start = self.end = 0
+
+    def room(self) -> memoryview:
+        """Free space after the data (moving the data to the front, growing the buffer
+        to hold the frame being received)."""
+        need = self._frame_size()
+        if self.start and (self.end == len(self.buffer) or need > len(self.buffer) - self.start):
+            data = self.end - self.start
+            self.buffer[:data] = self.buffer[self.start : self.end]
+            self.start, self.end = 0, data
+        if need > len(self.buffer):
+            self.buffer.extend(bytes(need - len(self.buffer)))
+        if self.end == len(self.buffer):
+            self.buffer.extend(bytes(len(self.buffer)))
+        return memoryview(self.buffer)[self.end :]
+
+    def _frame_size(self) -> int:
+        if self.end - self.start < _HEAD.size:
+            return 0
+        return int(_HEAD.size + _HEAD.unpack_from(self.buffer, self.start)[0])
+
+    def take(self) -> tuple[bytes, int, Any] | None:
+        """The first whole frame's ``(token, step, payload)`` (its arrays copied out of
+        the buffer, writable), or None if it is not all there yet."""
+        size = self._frame_size()
+        if not size or self.end - self.start < size:
+            return None
+        _, step, token_size, meta_size, count = _HEAD.unpack_from(self.buffer, self.start)
+        view = memoryview(self.buffer)
+        at = self.start + _HEAD.size
+        token = bytes(view[at : at + token_size])
+        meta = view[at + token_size : at + token_size + meta_size]
+        at += token_size + meta_size
+        lengths = [_SIZE.unpack_from(self.buffer, at + _SIZE.size * i)[0] for i in range(count)]
+        at += _SIZE.size * count
+        buffers = []
+        for length in lengths:
+            buffers.append(bytearray(view[at : at + length]))
+            at += length
+        payload = pickle.loads(meta, buffers=buffers)
+        self.start += size
+        if self.start == self.end:
+            self.start = self.end = 0
+        return token, step, payload
 
 
 class _Mesh:
@@ -194,7 +261,9 @@ class _Mesh:
     pair (set up once and kept by the pooled actors): the actor with the smaller address
     connects, the other accepts (in a thread; a handshake with ``authkey``). A step's
     messages are exchanged by :meth:`exchange` in the actor's own thread, sending and
-    receiving at once (so two large messages never wait for each other)."""
+    receiving at once (so two large messages never wait for each other). A message is
+    a :func:`_frame`: numpy arrays travel as raw bytes (``sendmsg`` of the arrays' own
+    buffers, ``recv_into`` a receive buffer kept per peer); only the rest is pickled."""
 
     def __init__(self, host: str, authkey: bytes) -> None:
         self._authkey = authkey
@@ -202,7 +271,7 @@ class _Mesh:
         host, port = self._listener.address
         self.address: MeshAddress = (host, port, uuid.uuid4().hex)  # a port may be reused
         self._socks: dict[MeshAddress, socket.socket] = {}
-        self._buffers: dict[MeshAddress, bytearray] = {}
+        self._inbound: dict[MeshAddress, _Inbound] = {}
         self._accepted = threading.Condition()
         threading.Thread(target=self._accept, daemon=True, name="mesh-accept").start()
 
@@ -237,50 +306,74 @@ class _Mesh:
         """Send ``outgoing[peer]`` to every peer and return what each sent for ``step``
         of job ``token`` (an older job's leftovers are skipped)."""
         socks = {peer: self._sock(peer) for peer in outgoing}
-        writes = {}
-        for peer, payload in outgoing.items():
-            data = pickle.dumps((token, step, payload), protocol=pickle.HIGHEST_PROTOCOL)
-            writes[peer] = memoryview(_FRAME.pack(len(data)) + data)
+        tag = token.encode()
+        writes = {peer: _frame(tag, step, payload) for peer, payload in outgoing.items()}
         received: dict[MeshAddress, Any] = {}
         for peer in outgoing:
-            self._take(peer, token, step, received)
-        with selectors.DefaultSelector() as selector:
-            for peer, sock in socks.items():
-                events = (selectors.EVENT_WRITE if writes[peer] else 0) | (
-                    selectors.EVENT_READ if peer not in received else 0
-                )
-                selector.register(sock, events, peer)
-            while selector.get_map():
-                for key, events in selector.select():
-                    peer = key.data
-                    if events & selectors.EVENT_WRITE:
-                        writes[peer] = writes[peer][key.fileobj.send(writes[peer]) :]  # type: ignore[union-attr]
-                    if events & selectors.EVENT_READ:
-                        chunk = key.fileobj.recv(_CHUNK)  # type: ignore[union-attr]
-                        if not chunk:
-                            raise RuntimeError(f"partition actor at {peer[0]}:{peer[1]} went away")
-                        self._buffers.setdefault(peer, bytearray()).extend(chunk)
-                        self._take(peer, token, step, received)
-                    wanted = (selectors.EVENT_WRITE if writes[peer] else 0) | (
-                        selectors.EVENT_READ if peer not in received else 0
-                    )
-                    if not wanted:
-                        selector.unregister(key.fileobj)
-                    elif wanted != key.events:
-                        selector.modify(key.fileobj, wanted, peer)
-        return received
+            self._take(peer, tag, step, received)
+        while True:
+            for peer in [p for p, parts in writes.items() if parts]:
+                writes[peer] = _send(socks[peer], writes[peer])
+            for peer in outgoing:
+                if peer not in received:
+                    self._receive(peer, socks[peer])
+                    self._take(peer, tag, step, received)
+            if len(received) == len(outgoing) and not any(writes.values()):
+                return received
+            _wait(socks, writes, received)
 
-    def _take(self, peer: MeshAddress, token: str, step: int, received: dict) -> None:
+    def _receive(self, peer: MeshAddress, sock: socket.socket) -> None:
+        """Read what ``peer`` sent so far (without waiting)."""
+        inbound = self._inbound.setdefault(peer, _Inbound())
+        try:
+            got = sock.recv_into(inbound.room())
+        except BlockingIOError:
+            return
+        if not got:
+            raise RuntimeError(f"partition actor at {peer[0]}:{peer[1]} went away")
+        inbound.end += got
+
+    def _take(
+        self, peer: MeshAddress, tag: bytes, step: int, received: dict[MeshAddress, Any]
+    ) -> None:
         """Move ``peer``'s message for ``step`` out of its buffer, if it is all there."""
-        buffer = self._buffers.setdefault(peer, bytearray())
-        while peer not in received and len(buffer) >= _FRAME.size:
-            (size,) = _FRAME.unpack_from(buffer)
-            if len(buffer) < _FRAME.size + size:
+        inbound = self._inbound.setdefault(peer, _Inbound())
+        while peer not in received:
+            frame = inbound.take()
+            if frame is None:
                 return
-            got_token, got_step, payload = pickle.loads(buffer[_FRAME.size : _FRAME.size + size])
-            del buffer[: _FRAME.size + size]
-            if got_token == token and got_step == step:
-                received[peer] = payload
+            if frame[0] == tag and frame[1] == step:
+                received[peer] = frame[2]
+
+
+def _send(sock: socket.socket, parts: list[memoryview]) -> list[memoryview]:
+    """Send what the socket takes now of ``parts``; the rest (empty: all sent)."""
+    try:
+        sent = sock.sendmsg(parts[:_MAX_PARTS])
+    except BlockingIOError:
+        return parts
+    while parts and sent >= parts[0].nbytes:
+        sent -= parts[0].nbytes
+        parts = parts[1:]
+    if sent:
+        parts = [parts[0][sent:], *parts[1:]]
+    return parts
+
+
+def _wait(
+    socks: dict[MeshAddress, socket.socket],
+    writes: dict[MeshAddress, list[memoryview]],
+    received: dict[MeshAddress, Any],
+) -> None:
+    """Block until a socket with something left to send or to receive is ready."""
+    poller = select.poll()
+    for peer, sock in socks.items():
+        events = (select.POLLOUT if writes[peer] else 0) | (
+            select.POLLIN if peer not in received else 0
+        )
+        if events:
+            poller.register(sock, events)
+    poller.poll()
 
 
 def _socket_of(conn: Connection) -> socket.socket:
@@ -293,7 +386,7 @@ def _socket_of(conn: Connection) -> socket.socket:
     return sock
 
 
-_CHUNK = 1 << 20
+_MAX_PARTS = 512  # buffers per sendmsg (the system allows 1024)
 _CONNECT_SECONDS = 60.0
 _AUTHKEY = secrets.token_bytes(16)  # this driver's actors' mesh key
 
@@ -306,6 +399,7 @@ class _PartitionActor:
         self.worker: Any = None
         self.mesh: _Mesh | None = None
         self.inbox: list[Any] = []
+        self.seconds = {"compute": 0.0, "exchange": 0.0, "steps": 0.0}
 
     def load(
         self,
@@ -320,6 +414,7 @@ class _PartitionActor:
         """Build the worker (:func:`_partition`); returns this actor's mesh address (the
         mesh starts once)."""
         self.worker = factory(_partition(pieces, index, num_parts, split), *args)
+        self.seconds = dict.fromkeys(self.seconds, 0.0)
         if self.mesh is None:
             import ray
 
@@ -329,6 +424,12 @@ class _PartitionActor:
     def drop(self) -> None:
         self.worker = None
         self.inbox = []
+
+    def timing(self) -> dict[str, float]:
+        """Seconds this worker spent in :meth:`iterate` since it was loaded: in the
+        worker's method (``compute``), in the mesh exchange (``exchange``: sending,
+        waiting for the peers, receiving), and how many ``steps``."""
+        return dict(self.seconds)
 
     def call(self, method: str, args: tuple[Any, ...]) -> Any:
         return getattr(self.worker, method)(*args)
@@ -357,19 +458,24 @@ class _PartitionActor:
         others = [peer for q, peer in enumerate(peers) if q != me]
         if fresh:
             self.inbox = [None] * len(peers)
-        steps = []
+        steps, seconds, clock = [], self.seconds, time.perf_counter
         for k in range(count):
+            began = clock()
             try:
                 summary, out = getattr(self.worker, method)(self.inbox, start + k, previous)
             except BaseException as error:  # the peers wait for this step: tell them
                 failed = (None, None, repr(error))
                 mesh.exchange(dict.fromkeys(others, failed), token, start + k)
                 raise
+            computed = clock()
             got = mesh.exchange(
                 {peer: (summary, out[q], None) for q, peer in enumerate(peers) if q != me},
                 token,
                 start + k,
             )
+            seconds["compute"] += computed - began
+            seconds["exchange"] += clock() - computed
+            seconds["steps"] += 1
             previous, self.inbox = [], []
             for q, peer in enumerate(peers):
                 their = (summary, out[q], None) if q == me else got[peer]
@@ -529,6 +635,10 @@ class RayGroup:
 
     def empty_inbox(self) -> list[Any]:
         return [[] for _ in range(self.num_parts)]
+
+    def timing(self) -> list[dict[str, float]]:
+        """Every partition actor's :meth:`_PartitionActor.timing` (for benchmarks)."""
+        return self._ray.get([a.timing.remote() for a in self.actors])
 
     def reload(self, method: str, graph: GraphInput, *args: Any, direction: str = "out") -> None:
         split, pieces = self._pieces(graph, direction)

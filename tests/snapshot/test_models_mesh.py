@@ -5,7 +5,6 @@ skipped."""
 
 from __future__ import annotations
 
-import pickle
 import threading
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client
@@ -13,7 +12,7 @@ from multiprocessing.connection import Client
 import numpy as np
 import pytest
 
-from snapshot.models.runtime import _FRAME, _Mesh
+from snapshot.models.runtime import _frame, _Mesh
 
 KEY = b"k" * 16
 
@@ -52,7 +51,36 @@ def test_an_aborted_jobs_leftovers_are_skipped():
     a, b = _Mesh("127.0.0.1", KEY), _Mesh("127.0.0.1", KEY)
     assert _both(a, b, 1, 2, "old", 0) == (2, 1)
     # job "old" was aborted after b had sent its step 1 (a never took it)
-    stale = pickle.dumps(("old", 1, "stale"))
-    b._sock(a.address).sendall(_FRAME.pack(len(stale)) + stale)
+    stale = b"".join(_frame(b"old", 1, ("stale", np.arange(5))))
+    b._sock(a.address).sendall(stale)
     assert _both(a, b, "new a", "new b", "new", 0) == ("new b", "new a")
     assert _both(a, b, "again a", "again b", "new", 1) == ("again b", "again a")
+
+
+def test_arrays_travel_as_raw_bytes_and_stay_the_receivers():
+    """Arrays of several dtypes (contiguous ones out of band, a strided one and an
+    object one inside the pickle) arrive equal; received arrays are writable and are
+    not overwritten by later steps (the receive buffer is reused)."""
+    a, b = _Mesh("127.0.0.1", KEY), _Mesh("127.0.0.1", KEY)
+    grid = np.arange(24, dtype=np.float32).reshape(4, 6)
+    payload = (
+        {"sent": 3},
+        (np.arange(5, dtype=np.int64), np.linspace(0, 1, 5), grid[:, ::2]),
+        np.array([b"x", b"yz"]),
+        np.array(["a", None], dtype=object),
+        np.zeros(0),
+    )
+    kept = []
+    for step in range(3):
+        got, _ = _both(a, b, "ack", payload, "job", step)
+        assert got[0] == {"sent": 3} and got[1][2].dtype == np.float32
+        for mine, theirs in zip(got[1] + got[2:], payload[1] + payload[2:], strict=True):
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+        got[1][0][:] = -1  # writable
+        kept.append(got[1][0])
+    assert all((k == -1).all() for k in kept)
+    # two frames in one write: the second stays in the buffer for the next step
+    b._sock(a.address).sendall(b"".join(b"".join(_frame(b"job", s, -s)) for s in (3, 4)))
+    assert a.exchange({b.address: "to b"}, "job", 3) == {b.address: -3}
+    assert a.exchange({b.address: "to b"}, "job", 4) == {b.address: -4}
+    assert b.exchange({a.address: "x"}, "job", 3) == {a.address: "to b"}
