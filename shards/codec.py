@@ -164,6 +164,7 @@ __all__ = [
     "encode_commands",
     "decode_commands",
     "run_message",
+    "Run",
     "encode_header",
     "decode_header",
     "encode_checkpoint",
@@ -507,9 +508,10 @@ class EdgeRun:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EdgeRun):
             return NotImplemented
-        same = all(
-            np.array_equal(getattr(self, c), getattr(other, c)) for c in _RUN_COLUMNS
-        ) and self.time.dtype == other.time.dtype
+        same = (
+            all(np.array_equal(getattr(self, c), getattr(other, c)) for c in _RUN_COLUMNS)
+            and self.time.dtype == other.time.dtype
+        )
         if self.props is None or other.props is None:
             return same and self.props is other.props
         return same and self.props.equals(other.props)
@@ -579,11 +581,13 @@ class EdgeRun:
         """The rows of ``runs`` (of one source) in order."""
         if len(runs) == 1:
             return runs[0]
-        parts = [[getattr(r, c) for r in runs] for c in _RUN_COLUMNS]
+        position, half, vertex, other, time = (
+            np.concatenate([getattr(r, c) for r in runs]) for c in _RUN_COLUMNS
+        )
         props = runs[0].props
         if props is not None:
             props = pa.concat_arrays([r.props for r in runs])
-        return EdgeRun(*(np.concatenate(p) for p in parts), props)
+        return EdgeRun(position, half, vertex, other, time, props)
 
     def to_ipc(self) -> bytes:
         """The run as an Arrow IPC stream of one record batch, zstd-compressed."""
@@ -602,9 +606,9 @@ class EdgeRun:
     def from_ipc(cls, data: bytes) -> EdgeRun:
         """Inverse of :meth:`to_ipc`."""
         table = pa.ipc.open_stream(data).read_all().combine_chunks()
-        arrays = [table.column(c).to_numpy() for c in _RUN_COLUMNS]
+        position, half, vertex, other, time = (table.column(c).to_numpy() for c in _RUN_COLUMNS)
         props = table.column("props").chunk(0) if "props" in table.schema.names else None
-        return cls(*arrays, props)
+        return cls(position, half, vertex, other, time, props)
 
 
 def run_message(half: int, vertex: VertexId, other: VertexId, props: Any, ts: Any) -> Message:
@@ -615,6 +619,7 @@ def run_message(half: int, vertex: VertexId, other: VertexId, props: Any, ts: An
 
 
 Run = tuple[str, "list[tuple[int, Message]] | EdgeRun"]
+"""A run of a ``commands`` block: its channel and its items (or their columns)."""
 
 
 def encode_commands(first: int, runs: list[Run]) -> bytes:

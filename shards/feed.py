@@ -73,7 +73,7 @@ _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
 _MESSAGE, _TIME = itemgetter(1), itemgetter(4)
 
 
-def _earliest(items: list[tuple[int, Message]]) -> float:
+def _earliest(items: Sequence[tuple[int, Message]]) -> float:
     """The earliest event time of ``(position, message)`` items (one C loop)."""
     return min(map(_TIME, map(_MESSAGE, items)))  # type: ignore[no-any-return]
 
@@ -473,9 +473,13 @@ class SourceFeed:
     def _seal(self, shard: int) -> Batch:
         items, columns = self._buffers[shard].take()
         batch = Batch(self.channel, self._prev[shard], items, None, None, self.halves, columns)
-        first, last = (items[0][0], items[-1][0]) if columns is None else (
-            int(columns.position[0]),
-            columns.last_position,
+        first, last = (
+            (items[0][0], items[-1][0])
+            if columns is None
+            else (
+                int(columns.position[0]),
+                columns.last_position,
+            )
         )
         self._prev[shard] = last
         self._open[shard].append(OpenBatch(batch, first, last, batch.earliest()))
