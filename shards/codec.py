@@ -5,10 +5,15 @@ clocks, shard checkpoints, the cursor, the checkpoint list, the schema and the m
 is made and read here. The manifest records :data:`FORMAT_VERSION`; a log of another
 version is refused with :class:`LogFormatError` (it names the path's version and this one;
 for format 2, the command that converts it: ``chronoray upgrade-log``, see
-:mod:`shards.upgrade`).
+:mod:`shards.upgrade`). A log of format 3 is read as it is: every value of format 3 is a
+value of format 4 (which only adds ``commands`` runs logged as columns, below). A shard
+that opens a log of format 3 to write to it first gives it the manifest of format 4 (one
+atomic write, before anything of format 4 is written), so an older chronoray, which reads
+format 3 only, refuses it rather than misreading it; ``chronoray upgrade-log`` does the
+same to a log of format 3 without writing anything else.
 
-Format 3, for a plain reader (Python with ``rocksdict`` and ``zlib``, no chronoray needed)
-------------------------------------------------------------------------------------------
+Format 4, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
+--------------------------------------------------------------------------------
 The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
 ``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
 and ``meta`` keyed by utf-8 strings. Every value is a *frame*: a payload followed by the
@@ -27,8 +32,9 @@ the readers of :mod:`shards.replay` and the shard's recovery add the log's path,
 and the shard. The checksum covers the value, not its key: readers check that a block's
 extent (and a checkpoint's worker clock) matches its key.
 
-Format 2 is format 3 without the frames (each value the bare payload) and with
-``"format": 2`` in the manifest; format 1 wrote whole vertices (refused: re-ingest).
+Format 3 is format 4 without runs logged as columns, with ``"format": 3`` in the
+manifest; format 2 is format 3 without the frames (each value the bare payload) and with
+``"format": 2``; format 1 wrote whole vertices (refused: re-ingest).
 
 One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
 ``clocks``, all three under the key of the block's **last worker clock** (so a range scan
@@ -71,8 +77,25 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
 
 ``commands`` block (a dict): the message each execution handled.
     ``first``; ``runs``: a list of ``(channel, items)``, the entries' messages in order,
-    grouped by the channel they came from (``src:<source>`` or ``shard:<k>``), each item
-    ``(position on the channel, message)`` exactly as it arrived (see below).
+    grouped by the channel they came from (``src:<source>`` or ``shard:<k>``). ``items``
+    is either a list of ``(position on the channel, message)``, each exactly as it
+    arrived (see below), or -- for a run of stream ``add_edge`` halves that arrived as
+    columns (format 4) -- ``bytes``: an Arrow IPC stream (``pyarrow.ipc.open_stream``;
+    buffers zstd-compressed) of one record batch, row ``i`` the run's item ``i``:
+
+    ``position``  int64, the item's position (both halves of an update share it);
+    ``half``      int8, 0 for the owner's half, 1 for the target's;
+    ``vertex``    int64, the vertex that handled it (the owner, or the target);
+    ``other``     int64, the other end (the target for the owner's half, the owner for
+                  the target's);
+    ``time``      int64 or float64 (as the source typed it), the update's time;
+    ``props``     (absent: no properties) a struct column of the update's properties; a
+                  null slot or a null field is a property the update does not have.
+
+    Row ``(p, 0, v, o, t, props)`` stands for the item ``(p, (K_UPDATE, v, None,
+    ("add_edge", o, props, None), t))``, row ``(p, 1, v, o, t, props)`` for ``(p,
+    (K_IN_EDGE, v, o, ("add_edge", props), t))`` (:class:`EdgeRun`,
+    :func:`decode_commands` gives both forms the same entries).
 
 ``clocks`` block header (a dict): ``first``; ``min_time``/``max_time`` of its entries'
     times; ``frontier`` (the source frontier the shard had been told); ``vectors`` (list
@@ -85,7 +108,7 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 3, "shard": k, "num_shards": n}``; ``schema`` =
+``meta``: ``manifest`` = ``{"format": 4, "shard": k, "num_shards": n}``; ``schema`` =
     ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
     kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
     log ever recorded under that key (ints and floats together are ``"float"``, other
