@@ -10,6 +10,7 @@ log of format 3 is still read, and gets the format-4 manifest once a shard write
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -187,6 +188,14 @@ def test_a_run_means_the_row_paths_messages() -> None:
     assert EdgeRun.from_ipc(run.to_ipc()) == run
     assert run.after(3).position.tolist() == [4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9]
     assert run.updates() == 9 and len(EdgeRun.concat([run, run.after(8)])) == 20
+    big = _run(2_000)[1]
+    columns = Batch("src:s", 0, [], None, None, True, big)
+    rows = Batch("src:s", 0, big.items(), None, None, True)
+    again = pickle.loads(pickle.dumps(columns, 5))
+    assert again.columns == big and again.rows() == rows.rows() and again.size == rows.size
+    buffers: list[Any] = []  # what Ray ships out of band, zero-copy: the columns' buffers
+    assert len(pickle.dumps(columns, 5, buffer_callback=buffers.append)) < 1_000
+    assert len(buffers) <= 10 and len(pickle.dumps(rows, 5)) > 100_000
     entries = decode_commands(encode_commands(5, [("src:s", run)]))
     assert entries == decode_commands(encode_commands(5, [("src:s", run.items())]))
     assert [e.wc for e in entries] == list(range(5, 23))
