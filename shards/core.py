@@ -29,6 +29,12 @@ Guarantees:
   is checkpointed once at least ``shard_checkpoint_interval`` entries *and* as many entries
   as the checkpoint holds records (vertices and edges) were logged since the last one, so a
   checkpoint never costs more than the replay it saves.
+* **Columns mean their items.** A source batch of stream ``add_edge`` halves may come as
+  columns (:class:`~shards.codec.EdgeRun`); it is applied, logged and acknowledged
+  exactly as its items would be -- the same effects, the same ``events`` entries, the
+  same ``commands`` entries once decoded (the run is logged as its columns). It runs
+  from the columns, without a message per row, when no other source is queued or gated
+  and no observer watches; otherwise its items are built and take the row path.
 * **Recovery.** A new core over an existing log rebuilds every vertex from the newest
   shard checkpoint plus the entries after it (:class:`~shards.replay.LogReplay`) and
   rebuilds the outboxes from the first entry whose messages were not known to be
