@@ -77,6 +77,7 @@ from shards.codec import (
     Schema,
     decode_cursor,
     decode_schema,
+    earliest_time,
     encode_checkpoint,
     encode_checkpoint_list,
     encode_cursor,
@@ -196,7 +197,7 @@ class Batch:
         columns = self.columns
         if columns is not None:
             return columns.earliest()
-        return min(msg[4] for _, msg in self.items)
+        return earliest_time(self.items)
 
     @classmethod
     def of_updates(cls, updates: list[Update], prev: int = 0) -> Batch:

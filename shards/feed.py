@@ -51,12 +51,18 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
 
-from shards.codec import K_IN_EDGE, EdgeRun, Message, owner_message, target_message
+from shards.codec import (
+    K_IN_EDGE,
+    EdgeRun,
+    Message,
+    earliest_time,
+    owner_message,
+    target_message,
+)
 from shards.coordinator import Promise, source_channel
 from shards.core import Batch
 from shards.replay import paused_gc
@@ -70,12 +76,6 @@ __all__ = ["OpenBatch", "OutOfOrder", "SourceFeed"]
 
 _ADD, _SET, _REMOVE = UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE
 _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
-_MESSAGE, _TIME = itemgetter(1), itemgetter(4)
-
-
-def _earliest(items: Sequence[tuple[int, Message]]) -> float:
-    """The earliest event time of ``(position, message)`` items (one C loop)."""
-    return min(map(_TIME, map(_MESSAGE, items)))  # type: ignore[no-any-return]
 
 
 class _Buffer:
@@ -129,7 +129,7 @@ class _Buffer:
         if runs:
             return min(run.earliest() for run in runs)
         rows = tuple(self.rows)
-        return _earliest(rows) if rows else math.inf
+        return earliest_time(rows) if rows else math.inf
 
     def updates(self) -> int:
         """Items that are an owner's half (or a whole update)."""
