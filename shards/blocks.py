@@ -11,7 +11,7 @@ from shards.codec import (
     SCHEMA_KEY,
     BlockHeader,
     EventBlock,
-    Message,
+    Run,
     Schema,
     encode_commands,
     encode_events,
@@ -46,7 +46,7 @@ class BlockWriter:
     def __init__(self, first: int, seq0: list[int]) -> None:
         self.first = first
         self.events: list[tuple[Any, ...]] = []  # (vertex, clock, time, state, edge, in)
-        self.runs: list[tuple[str, list[tuple[int, Message]]]] = []
+        self.runs: list[Run] = []
         self.sends: dict[int, tuple[tuple[int, int, VertexId, Any], ...]] = {}
         self.edges: dict[int, tuple[tuple[VertexId, dict[str, Any] | None], ...]] = {}
         self.created: dict[int, str] = {}

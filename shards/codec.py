@@ -5,10 +5,15 @@ clocks, shard checkpoints, the cursor, the checkpoint list, the schema and the m
 is made and read here. The manifest records :data:`FORMAT_VERSION`; a log of another
 version is refused with :class:`LogFormatError` (it names the path's version and this one;
 for format 2, the command that converts it: ``chronoray upgrade-log``, see
-:mod:`shards.upgrade`).
+:mod:`shards.upgrade`). A log of format 3 is read as it is: every value of format 3 is a
+value of format 4 (which only adds ``commands`` runs logged as columns, below). A shard
+that opens a log of format 3 to write to it first gives it the manifest of format 4 (one
+atomic write, before anything of format 4 is written), so an older chronoray, which reads
+format 3 only, refuses it rather than misreading it; ``chronoray upgrade-log`` does the
+same to a log of format 3 without writing anything else.
 
-Format 3, for a plain reader (Python with ``rocksdict`` and ``zlib``, no chronoray needed)
-------------------------------------------------------------------------------------------
+Format 4, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
+--------------------------------------------------------------------------------
 The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
 ``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
 and ``meta`` keyed by utf-8 strings. Every value is a *frame*: a payload followed by the
@@ -27,8 +32,9 @@ the readers of :mod:`shards.replay` and the shard's recovery add the log's path,
 and the shard. The checksum covers the value, not its key: readers check that a block's
 extent (and a checkpoint's worker clock) matches its key.
 
-Format 2 is format 3 without the frames (each value the bare payload) and with
-``"format": 2`` in the manifest; format 1 wrote whole vertices (refused: re-ingest).
+Format 3 is format 4 without runs logged as columns, with ``"format": 3`` in the
+manifest; format 2 is format 3 without the frames (each value the bare payload) and with
+``"format": 2``; format 1 wrote whole vertices (refused: re-ingest).
 
 One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
 ``clocks``, all three under the key of the block's **last worker clock** (so a range scan
@@ -71,8 +77,25 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
 
 ``commands`` block (a dict): the message each execution handled.
     ``first``; ``runs``: a list of ``(channel, items)``, the entries' messages in order,
-    grouped by the channel they came from (``src:<source>`` or ``shard:<k>``), each item
-    ``(position on the channel, message)`` exactly as it arrived (see below).
+    grouped by the channel they came from (``src:<source>`` or ``shard:<k>``). ``items``
+    is either a list of ``(position on the channel, message)``, each exactly as it
+    arrived (see below), or -- for a run of stream ``add_edge`` halves that arrived as
+    columns (format 4) -- ``bytes``: an Arrow IPC stream (``pyarrow.ipc.open_stream``;
+    buffers zstd-compressed) of one record batch, row ``i`` the run's item ``i``:
+
+    ``position``  int64, the item's position (both halves of an update share it);
+    ``half``      int8, 0 for the owner's half, 1 for the target's;
+    ``vertex``    int64, the vertex that handled it (the owner, or the target);
+    ``other``     int64, the other end (the target for the owner's half, the owner for
+                  the target's);
+    ``time``      int64 or float64 (as the source typed it), the update's time;
+    ``props``     (absent: no properties) a struct column of the update's properties; a
+                  null slot or a null field is a property the update does not have.
+
+    Row ``(p, 0, v, o, t, props)`` stands for the item ``(p, (K_UPDATE, v, None,
+    ("add_edge", o, props, None), t))``, row ``(p, 1, v, o, t, props)`` for ``(p,
+    (K_IN_EDGE, v, o, ("add_edge", props), t))`` (:class:`EdgeRun`,
+    :func:`decode_commands` gives both forms the same entries).
 
 ``clocks`` block header (a dict): ``first``; ``min_time``/``max_time`` of its entries'
     times; ``frontier`` (the source frontier the shard had been told); ``vectors`` (list
@@ -85,7 +108,7 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 3, "shard": k, "num_shards": n}``; ``schema`` =
+``meta``: ``manifest`` = ``{"format": 4, "shard": k, "num_shards": n}``; ``schema`` =
     ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
     kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
     log ever recorded under that key (ints and floats together are ``"float"``, other
@@ -114,17 +137,23 @@ import io
 import os
 import pickle
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
 
 from shards.logstore import LogCorrupted
 from vertex.annotations import mark_module_api
+from vertex.columns import struct_dicts
 from vertex.records import Update, UpdateKind, VertexId
 
 __all__ = [
+    "EdgeRun",
     "FORMAT_VERSION",
+    "READABLE_VERSIONS",
     "UPGRADABLE_VERSION",
     "MANIFEST_KEY",
     "CURSOR_KEY",
@@ -157,6 +186,9 @@ __all__ = [
     "decode_events",
     "encode_commands",
     "decode_commands",
+    "run_message",
+    "Run",
+    "earliest_time",
     "encode_header",
     "decode_header",
     "encode_checkpoint",
@@ -177,7 +209,9 @@ __all__ = [
     "update_from_plain",
 ]
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+READABLE_VERSIONS = (3, 4)
+"""Formats read as they are: every value of format 3 is a value of format 4."""
 UPGRADABLE_VERSION = 2
 """The one older format :mod:`shards.upgrade` converts (``chronoray upgrade-log``)."""
 MANIFEST_KEY = "manifest"
@@ -461,22 +495,192 @@ class CommandEntry(NamedTuple):
     position: int
 
 
-def encode_commands(first: int, runs: list[tuple[str, list[tuple[int, Message]]]]) -> bytes:
+_ADD_EDGE = UpdateKind.ADD_EDGE.value
+_IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")
+_RUN_COLUMNS = ("position", "half", "vertex", "other", "time")
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRun:
+    """Stream ``add_edge`` halves of one source channel as columns: row ``i`` means the
+    item :meth:`items` builds -- for ``half`` 0 the owner's ``(position, (K_UPDATE,
+    vertex, None, ("add_edge", other, props, None), time))``, for ``half`` 1 the target's
+    ``(position, (K_IN_EDGE, vertex, other, ("add_edge", props), time))`` (see
+    :func:`owner_message`, :func:`target_message`). Positions do not decrease (both halves
+    of an update share theirs, the owner's first); ``time`` keeps the source's type (int64
+    or float64); ``props`` is a struct column of the rows' properties or ``None`` (none).
+    Numpy arrays and an Arrow column: a run pickles as a few buffers.
+
+    >>> run = EdgeRun(np.array([4, 4]), np.array([0, 1], np.int8), np.array([1, 2]),
+    ...               np.array([2, 1]), np.array([7, 7]), None)
+    >>> run.items()
+    [(4, (0, 1, None, ('add_edge', 2, {}, None), 7)), (4, (8, 2, 1, ('add_edge', {}), 7))]
+    >>> EdgeRun.from_ipc(run.to_ipc()) == run, len(run.after(4))
+    (True, 0)
+    """
+
+    position: np.ndarray
+    half: np.ndarray
+    vertex: np.ndarray
+    other: np.ndarray
+    time: np.ndarray
+    props: pa.StructArray | None
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EdgeRun):
+            return NotImplemented
+        same = (
+            all(np.array_equal(getattr(self, c), getattr(other, c)) for c in _RUN_COLUMNS)
+            and self.time.dtype == other.time.dtype
+        )
+        if self.props is None or other.props is None:
+            return same and self.props is other.props
+        return same and self.props.equals(other.props)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def last_position(self) -> int:
+        """The position of the last row."""
+        return int(self.position[-1])
+
+    @property
+    def last_time(self) -> Any:
+        """The time of the last row, as the row path has it (an ``int`` or a ``float``)."""
+        return self.time[-1].item()
+
+    def earliest(self) -> float:
+        """The earliest time of a row."""
+        return self.time.min().item()  # type: ignore[no-any-return]
+
+    def updates(self) -> int:
+        """Rows that are an owner's half (each stands for one update)."""
+        return int(np.count_nonzero(self.half == 0))
+
+    def prop_dicts(self) -> list[dict[str, Any]]:
+        """Each row's properties as a new dict."""
+        if self.props is None:
+            return [{} for _ in range(len(self))]
+        return struct_dicts(self.props)
+
+    def rows(self) -> Iterator[tuple[int, int, VertexId, VertexId, dict[str, Any], Any]]:
+        """Each row as Python values ``(position, half, vertex, other, props, time)``."""
+        return zip(
+            self.position.tolist(),
+            self.half.tolist(),
+            self.vertex.tolist(),
+            self.other.tolist(),
+            self.prop_dicts(),
+            self.time.tolist(),
+            strict=True,
+        )
+
+    def items(self) -> list[tuple[int, Message]]:
+        """The ``(position, message)`` items the row path gets for these rows (the
+        definition of what a run means)."""
+        return [(p, run_message(h, v, o, props, t)) for p, h, v, o, props, t in self.rows()]
+
+    def after(self, position: int) -> EdgeRun:
+        """The rows past ``position`` (the run itself when all are)."""
+        start = int(np.searchsorted(self.position, position, side="right"))
+        return self.slice(start, len(self)) if start else self
+
+    def slice(self, start: int, stop: int) -> EdgeRun:
+        """Rows ``start .. stop-1`` (views, no copy)."""
+        props = None if self.props is None else self.props.slice(start, stop - start)
+        return EdgeRun(
+            self.position[start:stop],
+            self.half[start:stop],
+            self.vertex[start:stop],
+            self.other[start:stop],
+            self.time[start:stop],
+            props,
+        )
+
+    @staticmethod
+    def concat(runs: list[EdgeRun]) -> EdgeRun:
+        """The rows of ``runs`` (of one source) in order."""
+        if len(runs) == 1:
+            return runs[0]
+        position, half, vertex, other, time = (
+            np.concatenate([getattr(r, c) for r in runs]) for c in _RUN_COLUMNS
+        )
+        props = runs[0].props
+        if props is not None:
+            props = pa.concat_arrays([r.props for r in runs])
+        return EdgeRun(position, half, vertex, other, time, props)
+
+    def to_ipc(self) -> bytes:
+        """The run as an Arrow IPC stream of one record batch, zstd-compressed."""
+        columns = [pa.array(getattr(self, c)) for c in _RUN_COLUMNS]
+        names = list(_RUN_COLUMNS)
+        if self.props is not None:
+            columns.append(self.props)
+            names.append("props")
+        table = pa.RecordBatch.from_arrays(columns, names)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
+            writer.write_batch(table)
+        return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_ipc(cls, data: bytes) -> EdgeRun:
+        """Inverse of :meth:`to_ipc`."""
+        table = pa.ipc.open_stream(data).read_all().combine_chunks()
+        position, half, vertex, other, time = (table.column(c).to_numpy() for c in _RUN_COLUMNS)
+        props = table.column("props").chunk(0) if "props" in table.schema.names else None
+        return cls(position, half, vertex, other, time, props)
+
+
+def earliest_time(items: Sequence[tuple[int, Message]]) -> float:
+    """The earliest event time of ``(position, message)`` items (one C loop).
+
+    >>> earliest_time([(1, (0, 1, None, ("add_edge", 2, {}, None), 5)), (2, (0, 1, None, (), 3))])
+    3
+    """
+    return min(map(_TIME, map(_MESSAGE, items)))  # type: ignore[no-any-return]
+
+
+_MESSAGE, _TIME = itemgetter(1), itemgetter(4)
+
+
+def run_message(half: int, vertex: VertexId, other: VertexId, props: Any, ts: Any) -> Message:
+    """The message of one :class:`EdgeRun` row (see there)."""
+    if half == 0:
+        return (K_UPDATE, vertex, None, (_ADD_EDGE, other, props, None), ts)
+    return (K_IN_EDGE, vertex, other, (_ADD_EDGE, props), ts)
+
+
+Run = tuple[str, "list[tuple[int, Message]] | EdgeRun"]
+"""A run of a ``commands`` block: its channel and its items (or their columns)."""
+
+
+def encode_commands(first: int, runs: list[Run]) -> bytes:
     """One ``commands`` value from the runs of ``(position, message)`` items applied per
-    channel, in order (messages are plain tuples already: nothing to convert)."""
-    return frame_value(_dumps({"first": first, "runs": runs}, _PROTOCOL))
+    channel, in order (messages are plain tuples already: nothing to convert); a run
+    taken as columns is logged as its columns (:meth:`EdgeRun.to_ipc`)."""
+    logged = [
+        (channel, items.to_ipc() if isinstance(items, EdgeRun) else items)
+        for channel, items in runs
+    ]
+    return frame_value(_dumps({"first": first, "runs": logged}, _PROTOCOL))
 
 
 def decode_commands(data: bytes) -> list[CommandEntry]:
     """Inverse of :func:`encode_commands`: one :class:`CommandEntry` per entry, a stream
-    update's payload in its full plain form (:func:`update_to_plain`);
-    :class:`LogCorrupted` if the value fails its checksum or does not decode."""
+    update's payload in its full plain form (:func:`update_to_plain`) -- a run logged as
+    columns gives exactly the entries of its items; :class:`LogCorrupted` if the value
+    fails its checksum or does not decode."""
     v = _load(data, "commands")
     out = []
     try:
         wc = v["first"]
-        for channel, items in v["runs"]:
+        for channel, logged in v["runs"]:
             source = channel.removeprefix("src:")
+            items = EdgeRun.from_ipc(logged).items() if type(logged) is bytes else logged
             for position, (kind, vid, sender, payload, ts) in items:
                 if kind == K_UPDATE:
                     u_kind, dst, props, vtype = payload[:4]
@@ -770,10 +974,11 @@ def decode_manifest(data: bytes, where: str) -> Manifest:
             f"{FORMAT_VERSION} only: convert it in place with `chronoray upgrade-log "
             f"--log-dir {parent}` (the graph's log directory)"
         )
-    if found.format != FORMAT_VERSION:
+    if found.format not in READABLE_VERSIONS:
         raise LogFormatError(
-            f"{where} holds a log in format {found.format}; this chronoray reads format "
-            f"{FORMAT_VERSION} only (re-ingest the data into a new log directory)"
+            f"{where} holds a log in format {found.format}; this chronoray reads formats "
+            f"{READABLE_VERSIONS[0]}-{FORMAT_VERSION} only (re-ingest the data into a new "
+            "log directory)"
         )
     return found
 
@@ -787,7 +992,7 @@ def read_manifest_value(data: bytes, where: str) -> Manifest:
         body = value_payload(data, "meta", MANIFEST_KEY)
     except LogCorrupted as exc:
         old = _bare_manifest(data)
-        if old is None or old.format >= FORMAT_VERSION:  # a framed one whose frame broke
+        if old is None or old.format >= READABLE_VERSIONS[0]:  # a framed one, frame broken
             raise exc.at(where) from None
         return old
     try:

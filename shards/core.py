@@ -29,6 +29,12 @@ Guarantees:
   is checkpointed once at least ``shard_checkpoint_interval`` entries *and* as many entries
   as the checkpoint holds records (vertices and edges) were logged since the last one, so a
   checkpoint never costs more than the replay it saves.
+* **Columns mean their items.** A source batch of stream ``add_edge`` halves may come as
+  columns (:class:`~shards.codec.EdgeRun`); it is applied, logged and acknowledged
+  exactly as its items would be -- the same effects, the same ``events`` entries, the
+  same ``commands`` entries once decoded (the run is logged as its columns). It runs
+  from the columns, without a message per row, when no other source is queued or gated
+  and no observer watches; otherwise its items are built and take the row path.
 * **Recovery.** A new core over an existing log rebuilds every vertex from the newest
   shard checkpoint plus the entries after it (:class:`~shards.replay.LogReplay`) and
   rebuilds the outboxes from the first entry whose messages were not known to be
@@ -64,16 +70,19 @@ from shards.codec import (
     SCHEMA_KEY,
     CheckpointColumns,
     Cursor,
+    EdgeRun,
     LogFormatError,
     Manifest,
     Message,
     Schema,
     decode_cursor,
     decode_schema,
+    earliest_time,
     encode_checkpoint,
     encode_checkpoint_list,
     encode_cursor,
     encode_manifest,
+    run_message,
     update_messages,
 )
 from shards.coordinator import Promise, source_channel
@@ -120,6 +129,7 @@ __all__ = [
 _ERRORS_KEPT = 100
 _EDGE_KIND = {k.value: k for k in EDGE_KINDS}
 _IN_EDGE_KINDS = frozenset((UpdateKind.ADD_EDGE.value, UpdateKind.UPDATE_EDGE.value))
+_ADD_EDGE = UpdateKind.ADD_EDGE
 
 
 class ShardFailed(RuntimeError):
@@ -157,7 +167,11 @@ class Batch:
     target's shard too (``K_IN_EDGE``, at the same position; both halves travel in one
     batch when they go to the same shard). Then, in a graph with stream edges
     (:attr:`~vertex.model.VertexTypes.stream_edges`), the owner sends its target no
-    notice: the target applies the update itself, in stream order."""
+    notice: the target applies the update itself, in stream order.
+
+    ``columns`` (source batches of stream ``add_edge`` halves): the items as an
+    :class:`~shards.codec.EdgeRun` instead of tuples (``items`` is then empty); it means
+    exactly the items :meth:`rows` builds from it, and crosses Ray as a few buffers."""
 
     channel: str
     prev: int
@@ -165,6 +179,25 @@ class Batch:
     vector: tuple[int, ...] | None = None
     side: list[Any] | None = None
     halves: bool = False
+    columns: EdgeRun | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of items (rows of the columns)."""
+        columns = self.columns
+        return len(self.items) if columns is None else len(columns)
+
+    def rows(self) -> list[tuple[int, Message]]:
+        """The ``(position, message)`` items, built from the columns if it has them."""
+        columns = self.columns
+        return self.items if columns is None else columns.items()
+
+    def earliest(self) -> float:
+        """The earliest event time of an item."""
+        columns = self.columns
+        if columns is not None:
+            return columns.earliest()
+        return earliest_time(self.items)
 
     @classmethod
     def of_updates(cls, updates: list[Update], prev: int = 0) -> Batch:
@@ -300,7 +333,7 @@ class ShardCore:
         """The earliest event time of a message not yet acknowledged or applied here
         (``inf`` if none): no entry with an earlier time can still appear from them."""
         times = [msg[4] for box in self._outboxes for _, msg, _ in box.items]
-        times += [m[4] for w in self._reorder.values() for b in w.values() for _, m in b.items]
+        times += [b.earliest() for w in self._reorder.values() for b in w.values()]
         times += [queue.items[0][1][4] for queue in self._queued.values()]
         return min(times, default=math.inf)
 
@@ -343,12 +376,12 @@ class ShardCore:
 
     def _handle(self, batch: Batch) -> Outcome:
         channel = batch.channel
-        if batch.items and batch.prev > self._received(channel):
+        if batch.size and batch.prev > self._received(channel):
             self._reorder.setdefault(channel, {})[batch.prev] = Batch(
-                channel, batch.prev, batch.items, batch.vector, None, batch.halves
+                channel, batch.prev, batch.items, batch.vector, None, batch.halves, batch.columns
             )
             return self._outcome(channel, buffered=True)
-        if not batch.items:
+        if not batch.size:
             return self._outcome(channel)
         block, released = self._begin()
         executed, duplicates = self._take(batch, block, released)
@@ -405,7 +438,10 @@ class ShardCore:
         """Take a batch whose predecessors were taken: messages from a shard run at once,
         stream updates join their source's queue and merge (:meth:`_merge`). Returns the
         executions and the duplicates skipped."""
-        channel, items = batch.channel, batch.items
+        channel, columns = batch.channel, batch.columns
+        if columns is not None:
+            return self._take_columns(channel, columns, batch.halves, block, released)
+        items = batch.items
         received = self._received(channel)
         duplicates = 0
         if items[0][0] <= received:  # positions increase: the duplicates come first
@@ -419,11 +455,42 @@ class ShardCore:
             if self.vector.merge(batch.vector):
                 self._vector_grew = True
             return self._run(channel, items, False, block, released), duplicates
+        return self._enqueue(channel, items, batch.halves, block, released), duplicates
+
+    def _enqueue(
+        self,
+        channel: str,
+        items: list[tuple[int, Message]],
+        halves: bool,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> int:
+        """Queue a source's items and merge the queues (:meth:`_merge`)."""
         queue = self._queued.get(channel)
         if queue is None:
-            queue = self._queued[channel] = _Queue(batch.halves)
+            queue = self._queued[channel] = _Queue(halves)
         queue.items.extend(items)
-        return self._merge(block, released), duplicates
+        return self._merge(block, released)
+
+    def _take_columns(
+        self,
+        channel: str,
+        columns: EdgeRun,
+        halves: bool,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> tuple[int, int]:
+        """Take a source batch of columns: duplicates cut on the positions, then run as
+        columns when nothing needs its items -- no other source queued or gated (the
+        merge would run it whole at once anyway) -- else its items join the queue."""
+        fresh = columns.after(self._received(channel))
+        duplicates = len(columns) - len(fresh)
+        if not len(fresh):
+            return 0, duplicates
+        self.received[channel] = fresh.last_position
+        if self.gate is not None or self._queued:
+            return self._enqueue(channel, fresh.items(), halves, block, released), duplicates
+        return self._run_columns(channel, fresh, halves, block, released), duplicates
 
     def set_gate(self, gate: Mapping[str, Promise] | None) -> Outcome:
         """Several sources feed the graph: ``gate`` maps each active source's channel to
@@ -485,10 +552,11 @@ class ShardCore:
         halves: bool,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
+        logged: EdgeRun | None = None,
     ) -> int:
-        """Execute ``items`` of ``channel`` in order, then account for them once: the
-        channel's applied position and time, the shard's own clock component, the run in
-        the block (and the vector it ran under, if it grew). Returns the executions."""
+        """Execute ``items`` of ``channel`` in order, then account for them once
+        (:meth:`_account`; ``logged``: the columns they were built from, logged instead).
+        Returns the executions."""
         first = self._wc + 1
         execute = self._execute
         self._stream_batch = halves and self.stream_edges
@@ -501,18 +569,66 @@ class ShardCore:
             for _, msg in items:
                 execute(msg, block, released)
         self._stream_batch = False
-        self.applied[channel] = items[-1][0]
+        last = items[-1]
+        self._account(channel, first, last[0], last[1][4], block, logged or items)
+        return len(items)
+
+    def _run_columns(
+        self,
+        channel: str,
+        run: EdgeRun,
+        halves: bool,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> int:
+        """Execute a run of stream edge halves from its columns, as :meth:`_run` would
+        its items: each row a hot case (:meth:`_direct_owner`, :meth:`_direct_target`)
+        runs with no message built; any other row -- a new vertex, a class without the
+        built-in direct hooks, a hook that raises -- gets its exact message and the
+        general path. Where nothing can run direct (no stream edges, an observer
+        watching) the items run as :meth:`_run`'s. Logged as its columns."""
+        observer = self._observer
+        if not (halves and self.stream_edges) or (observer is not None and observer.watching):
+            return self._run(channel, run.items(), halves, block, released, run)
+        first = self._wc + 1
+        execute, owner, target = self._execute, self._direct_owner, self._direct_target
+        self._stream_batch = True
+        try:
+            for _, half, vid, other, props, ts in run.rows():
+                if half == 0:
+                    if owner(vid, _ADD_EDGE, other, props, ts, block):
+                        continue
+                elif target(vid, _ADD_EDGE, other, props, ts, block):
+                    continue
+                execute(run_message(half, vid, other, props, ts), block, released)
+        finally:
+            self._stream_batch = False
+        self._account(channel, first, run.last_position, run.last_time, block, run)
+        return len(run)
+
+    def _account(
+        self,
+        channel: str,
+        first: int,
+        position: int,
+        time: float,
+        block: BlockWriter | None,
+        logged: list[tuple[int, Message]] | EdgeRun,
+    ) -> None:
+        """Account for a run once: the channel's applied position and time, the shard's
+        own clock component, the run in the block (and the vector it ran under, if it
+        grew)."""
+        self.applied[channel] = position
         if channel.startswith(_SOURCE_PREFIX):
-            self.times[channel] = items[-1][1][4]
+            self.times[channel] = time
         self.vector[self.shard_id] = self._wc
         if block is not None:
-            block.runs.append((channel, items))
+            block.runs.append((channel, logged))
             if self._vector_grew:  # the vector the entries from `first` on ran under
                 vector = list(self.vector.as_tuple())
                 vector[self.shard_id] = first
                 block.vectors.append((first, tuple(vector)))
                 self._vector_grew = False
-        return len(items)
 
     def take_batch(self, dest: int, max_items: int = 10_000) -> Batch | None:
         """The next batch of unsent messages for ``dest`` (``None`` if there are none).
@@ -677,84 +793,131 @@ class ShardCore:
 
     def _execute_direct(self, msg: Message, block: BlockWriter | None) -> bool:
         """Run a stream edge update's half in one step, where it is one of the two hot
-        cases and nothing else can happen: an edge update at its existing owner, or the
-        target's half of an added or updated edge at its existing target, in a batch with
-        both halves (no notice is sent), for a class whose hooks are the built-in direct
-        ones, with no observer watching. Returns ``False``, having changed nothing, for
-        any other message, or where a hook raises (:meth:`_execute` then runs it, failure
-        included). Same effects, same log entry as :meth:`_execute` -- the same direct
-        hooks compute them; only the :class:`~shards.execute.Execution` value, the
-        handler dispatch and the general commit are left out."""
+        cases and nothing else can happen: an edge update at its existing owner
+        (:meth:`_direct_owner`), or the target's half of an added or updated edge at its
+        existing target (:meth:`_direct_target`), in a batch with both halves (no notice
+        is sent), for a class whose hooks are the built-in direct ones, with no observer
+        watching. Returns ``False``, having changed nothing, for any other message, or
+        where a hook raises (:meth:`_execute` then runs it, failure included). Same
+        effects, same log entry as :meth:`_execute` -- the same direct hooks compute
+        them; only the :class:`~shards.execute.Execution` value, the handler dispatch
+        and the general commit are left out."""
         kind, vid, sender, payload, ts = msg
-        if kind != K_UPDATE and kind != K_IN_EDGE:
+        if kind == K_UPDATE:
+            if len(payload) != 4:
+                return False  # a late update: its own time rides along
+            edge_kind = _EDGE_KIND.get(payload[0])
+            if edge_kind is None:
+                return False
+            return self._direct_owner(vid, edge_kind, payload[1], payload[2], ts, block)
+        if kind != K_IN_EDGE or len(payload) != 2 or sender is None:
             return False
-        if len(payload) != (4 if kind == K_UPDATE else 2):
-            return False  # a late update: its own time rides along
+        if payload[0] not in _IN_EDGE_KINDS:
+            return False
+        return self._direct_target(vid, _EDGE_KIND[payload[0]], sender, payload[1], ts, block)
+
+    def _direct_plan(self, vid: VertexId) -> tuple[VertexRecord, DirectHooks] | None:
+        """The existing record of ``vid`` and its class's direct hooks, if it has a
+        record on this shard and its class's plan is made (creation runs ``on_create``)."""
         record = self.vertices.get(vid)
         if record is None:
-            return False  # creation runs on_create
+            return None
         plan = self._plans.get(record.type_name)
         if plan is None:
-            return False
-        direct = plan[1]
-        state = record.state
-        time = record.time if record.time > ts else ts
-        try:
-            if kind == K_UPDATE:
-                hook = direct.edge_event
-                edge_kind = _EDGE_KIND.get(payload[0])
-                if hook is None or edge_kind is None:
-                    return False
-                dst = payload[1]
-                changes, edge = hook(
-                    vid, state, record.out_edges.get(dst), edge_kind, dst, ts, payload[2]
-                )
-                in_op = None
-            else:
-                if payload[0] not in _IN_EDGE_KINDS or sender is None:
-                    return False
-                old = record.in_edges.get(sender)
-                props = temporal_edge(sender, old, _EDGE_KIND[payload[0]], vid, ts, payload[1])
-                if old is None:
-                    hook = direct.edge_added
-                    if hook is None:
-                        return False
-                    changes, accepted = hook(state, props, time)
-                    if not accepted:
-                        return False
-                else:
-                    hook = direct.edge_updated
-                    if hook is None:
-                        return False
-                    changes = hook(state, old, props, time)
-                in_op = (sender, props)
-        except Exception:
-            return False  # the general path records the failure
+            return None
         shard = self._route.get(vid)
         if shard is None:
             shard = self._route[vid] = shard_of(vid, self.num_shards)
         if shard != self.shard_id:
+            return None
+        return record, plan[1]
+
+    def _direct_owner(
+        self,
+        vid: VertexId,
+        edge_kind: UpdateKind,
+        dst: VertexId,
+        props: dict[str, Any],
+        ts: float,
+        block: BlockWriter | None,
+    ) -> bool:
+        """The owner's half of a stream edge update, direct (see :meth:`_execute_direct`)."""
+        found = self._direct_plan(vid)
+        if found is None:
             return False
+        record, direct = found
+        hook = direct.edge_event
+        if hook is None:
+            return False
+        try:
+            old = record.out_edges.get(dst)
+            changes, edge = hook(vid, record.state, old, edge_kind, dst, ts, props)
+        except Exception:
+            return False  # the general path records the failure
+        time = self._direct_commit(record, changes, ts)
+        out = record.out_edges
+        before = len(out)
+        set_edge(out, dst, edge)
+        self.edge_count += len(out) - before
+        if block is not None:
+            block.events.append((vid, record.clock, time, changes or None, (dst, edge), None))
+        return True
+
+    def _direct_target(
+        self,
+        vid: VertexId,
+        edge_kind: UpdateKind,
+        sender: VertexId,
+        props: dict[str, Any],
+        ts: float,
+        block: BlockWriter | None,
+    ) -> bool:
+        """The target's half of an added or updated stream edge, direct (see
+        :meth:`_execute_direct`)."""
+        found = self._direct_plan(vid)
+        if found is None:
+            return False
+        record, direct = found
+        state = record.state
+        time = record.time if record.time > ts else ts
+        old = record.in_edges.get(sender)
+        try:
+            edge = temporal_edge(sender, old, edge_kind, vid, ts, props)
+            if old is None:
+                added = direct.edge_added
+                if added is None:
+                    return False
+                changes, accepted = added(state, edge, time)
+                if not accepted:
+                    return False
+            else:
+                updated = direct.edge_updated
+                if updated is None:
+                    return False
+                changes = updated(state, old, edge, time)
+        except Exception:
+            return False  # the general path records the failure
+        self._direct_commit(record, changes, ts)
+        in_op = (sender, edge)
+        set_edge(record.in_edges, sender, edge)
+        if block is not None:
+            block.events.append((vid, record.clock, time, changes or None, None, in_op))
+        return True
+
+    def _direct_commit(
+        self, record: VertexRecord, changes: dict[str, Any] | None, ts: float
+    ) -> float:
+        """Count a direct execution and apply its state changes, clock and time to the
+        record; returns the entry's time."""
         self._wc += 1
-        clock = record.clock + 1
+        time = record.time if record.time > ts else ts
         if time > self.max_time:
             self.max_time = time
         if changes:
-            record.state = {**state, **changes}
-        record.clock = clock
+            record.state = {**record.state, **changes}
+        record.clock += 1
         record.time = time
-        if in_op is None:
-            out = record.out_edges
-            before = len(out)
-            set_edge(out, dst, edge)
-            self.edge_count += len(out) - before
-            if block is not None:
-                block.events.append((vid, clock, time, changes or None, (dst, edge), None))
-        else:
-            set_edge(record.in_edges, *in_op)
-            if block is not None:
-                block.events.append((vid, clock, time, changes or None, None, in_op))
-        return True
+        return time
 
     def _start(
         self,
@@ -994,6 +1157,10 @@ class ShardCore:
                 f"log holds shard {found.shard} of {found.num_shards}, "
                 f"opened as shard {self.shard_id} of {self.num_shards}"
             )
+        if found.format != FORMAT_VERSION:  # an older readable one: it is one of this
+            log = LogBatch()  # format too; say so before writing what it could not read
+            log.put_meta(MANIFEST_KEY, encode_manifest(found._replace(format=FORMAT_VERSION)))
+            store.append(log)
 
     def _recover(self, store: LogStore) -> None:
         with paused_gc():

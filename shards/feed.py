@@ -51,11 +51,18 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
+import pyarrow as pa
 
-from shards.codec import K_IN_EDGE, K_UPDATE, Message, owner_message, target_message
+from shards.codec import (
+    K_IN_EDGE,
+    EdgeRun,
+    Message,
+    earliest_time,
+    owner_message,
+    target_message,
+)
 from shards.coordinator import Promise, source_channel
 from shards.core import Batch
 from shards.replay import paused_gc
@@ -69,13 +76,81 @@ __all__ = ["OpenBatch", "OutOfOrder", "SourceFeed"]
 
 _ADD, _SET, _REMOVE = UpdateKind.ADD_EDGE, UpdateKind.UPDATE_EDGE, UpdateKind.REMOVE_EDGE
 _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
-_ADD_VALUE = _ADD.value
-_MESSAGE, _TIME = itemgetter(1), itemgetter(4)
 
 
-def _earliest(items: list[tuple[int, Message]]) -> float:
-    """The earliest event time of ``(position, message)`` items (one C loop)."""
-    return min(map(_TIME, map(_MESSAGE, items)))  # type: ignore[no-any-return]
+class _Buffer:
+    """One shard's items waiting to be sealed into a batch: rows (``(position,
+    message)`` items) or runs of columns (:class:`~shards.codec.EdgeRun`), never both --
+    a row joining runs turns them into their items first, and runs joining rows join as
+    their items -- so a batch is all columns or all rows, in position order either way.
+    Readers in other threads see ``rows`` and ``runs`` replaced or appended to, never
+    half-changed."""
+
+    __slots__ = ("rows", "runs", "size")
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, Message]] = []
+        self.runs: list[EdgeRun] = []
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def append(self, item: tuple[int, Message]) -> None:
+        if self.runs:
+            self.rows = self.items()
+            self.runs = []
+        self.rows.append(item)
+        self.size += 1
+
+    def add_run(self, run: EdgeRun) -> None:
+        if not len(run):
+            return
+        if self.rows:
+            self.rows.extend(run.items())
+        else:
+            self.runs.append(run)
+        self.size += len(run)
+
+    def items(self) -> list[tuple[int, Message]]:
+        """The waiting items (the runs' built from their columns)."""
+        rows, runs = self.rows, tuple(self.runs)
+        return [item for run in runs for item in run.items()] if runs else list(rows)
+
+    def first_position(self) -> int | None:
+        rows, runs = tuple(self.rows), tuple(self.runs)
+        if runs:
+            return int(runs[0].position[0])
+        return rows[0][0] if rows else None
+
+    def earliest(self) -> float:
+        """The earliest time waiting (``inf``: none)."""
+        runs = tuple(self.runs)
+        if runs:
+            return min(run.earliest() for run in runs)
+        rows = tuple(self.rows)
+        return earliest_time(rows) if rows else math.inf
+
+    def updates(self) -> int:
+        """Items that are an owner's half (or a whole update)."""
+        runs = tuple(self.runs)
+        if runs:
+            return sum(run.updates() for run in runs)
+        return sum(1 for _, m in tuple(self.rows) if m[0] != K_IN_EDGE)
+
+    def take(self) -> tuple[list[tuple[int, Message]], EdgeRun | None]:
+        """Empty the buffer: its rows, or its runs as one."""
+        rows, runs = self.rows, self.runs
+        self.rows, self.runs, self.size = [], [], 0
+        return rows, EdgeRun.concat(runs) if runs else None
+
+
+def _batch_updates(batch: Batch) -> int:
+    """Items of a batch that are an owner's half (or a whole update)."""
+    columns = batch.columns
+    if columns is not None:
+        return columns.updates()
+    return sum(1 for _, m in batch.items if m[0] != K_IN_EDGE)
 
 
 @dataclass(slots=True)
@@ -137,7 +212,7 @@ class SourceFeed:
         self._resuming = any(start)
         self._prev = list(start)
         self._acked = list(start)
-        self._buffers: list[list[tuple[int, Message]]] = [[] for _ in range(num_shards)]
+        self._buffers = [_Buffer() for _ in range(num_shards)]
         self._open: list[deque[OpenBatch]] = [deque() for _ in range(num_shards)]
         self._held: deque[Released] = deque()  # released, waiting behind a barrier
         self.barrier: float | None = None
@@ -221,26 +296,27 @@ class SourceFeed:
         thread (progress, the frontier a time cut waits for) sees its updates waiting
         before it sees the watermark past them, never the other way round."""
         n = len(batch)
-        vertex, dst = batch.values("vertex"), batch.values("dst")
-        props, ts = batch.prop_dicts(), batch.values("time")
-        owner = [
-            (K_UPDATE, v, None, (_ADD_VALUE, d, p, None), t)
-            for v, d, p, t in zip(vertex, dst, props, ts, strict=True)
-        ]
-        shards = shards_of(batch.column("vertex"), self.num_shards)
+        vertex, dst, time = batch.column("vertex"), batch.column("dst"), batch.column("time")
+        props = batch.table.column("props") if "props" in batch.table.schema.names else None
+        shards = shards_of(vertex, self.num_shards)
         if not self.halves:
-            out = self._columns_out(shards, offsets, owner, np.zeros(n, np.int8))
+            run = EdgeRun(offsets, np.zeros(n, np.int8), vertex, dst, time, props)
+            out = self._columns_out(shards, run)
         else:
-            target = [
-                (K_IN_EDGE, d, v, (_ADD_VALUE, p), t)
-                for v, d, p, t in zip(vertex, dst, props, ts, strict=True)
-            ]
-            both = np.concatenate((shards, shards_of(batch.column("dst"), self.num_shards)))
-            halves = np.concatenate((np.zeros(n, np.int8), np.ones(n, np.int8)))
-            out = self._columns_out(both, np.tile(offsets, 2), owner + target, halves)
+            run = EdgeRun(
+                np.tile(offsets, 2),
+                np.repeat(np.array([0, 1], np.int8), n),
+                np.concatenate((vertex, dst)),
+                np.concatenate((dst, vertex)),
+                np.tile(time, 2),
+                None if props is None else pa.concat_arrays([props, props]),
+            )
+            both = np.concatenate((shards, shards_of(dst, self.num_shards)))
+            out = self._columns_out(both, run)
+        ts = time[-1].item()
         reorder = self.reorder
-        reorder.max_seen = max(reorder.max_seen, ts[-1])
-        reorder.watermark = max(reorder.watermark, ts[-1])
+        reorder.max_seen = max(reorder.max_seen, ts)
+        reorder.watermark = max(reorder.watermark, ts)
         self._last_offset = self._position = int(offsets[-1])
         self.released += n
         self.read += n
@@ -258,20 +334,21 @@ class SourceFeed:
             return False
         return bool(times[0] >= self.reorder.watermark) and batch.only_edges_added
 
-    def _columns_out(
-        self,
-        shards: np.ndarray,
-        positions: np.ndarray,
-        messages: Sequence[Message],
-        half: np.ndarray,
-    ) -> list[tuple[int, Batch]]:
-        """Route items (``shards``, ``positions``, ``messages``; ``half`` 1 for a target's
-        half) to the buffers in position order, owner's half first; seal a buffer after
-        the update that fills it (both halves of an update stay in one batch)."""
-        order = np.lexsort((half, positions, shards))
-        shards, positions, half = shards[order], positions[order], half[order]
-        taken = itemgetter(*order.tolist())(messages) if len(order) > 1 else [messages[order[0]]]
-        items = list(zip(positions.tolist(), taken, strict=True))
+    def _columns_out(self, shards: np.ndarray, run: EdgeRun) -> list[tuple[int, Batch]]:
+        """Route the rows of ``run`` to the buffers of ``shards`` in position order,
+        owner's half first; seal a buffer after the update that fills it (both halves of
+        an update stay in one batch)."""
+        order = np.lexsort((run.half, run.position, shards))
+        props = run.props
+        run = EdgeRun(
+            run.position[order],
+            run.half[order],
+            run.vertex[order],
+            run.other[order],
+            run.time[order],
+            None if props is None else props.take(pa.array(order)),
+        )
+        shards, positions, half = shards[order], run.position, run.half
         bounds = np.searchsorted(shards, np.arange(self.num_shards + 1))
         sealed: list[tuple[int, int, int, Batch]] = []
         for shard in range(self.num_shards):
@@ -285,10 +362,10 @@ class SourceFeed:
                     break
                 if last + 1 < hi and positions[last + 1] == positions[last]:
                     last += 1  # the update's other half comes along
-                buffer.extend(items[lo : last + 1])
+                buffer.add_run(run.slice(lo, last + 1))
                 sealed.append((int(positions[last]), -int(half[last]), shard, self._seal(shard)))
-                buffer, lo = self._buffers[shard], last + 1
-            buffer.extend(items[lo:hi])
+                lo = last + 1
+            buffer.add_run(run.slice(lo, hi))
         sealed.sort(key=lambda s: (s[0], s[1]))  # as the row path seals: by update, target first
         return [(shard, b) for _, _, shard, b in sealed]
 
@@ -390,15 +467,22 @@ class SourceFeed:
         return [
             (shard, self._seal(shard))
             for shard, buffer in enumerate(self._buffers)
-            if buffer and _earliest(buffer) <= through
+            if buffer.size and buffer.earliest() <= through
         ]
 
     def _seal(self, shard: int) -> Batch:
-        items, self._buffers[shard] = self._buffers[shard], []
-        batch = Batch(self.channel, self._prev[shard], items, None, None, self.halves)
-        self._prev[shard] = items[-1][0]
-        min_ts = _earliest(items)
-        self._open[shard].append(OpenBatch(batch, items[0][0], items[-1][0], min_ts))
+        items, columns = self._buffers[shard].take()
+        batch = Batch(self.channel, self._prev[shard], items, None, None, self.halves, columns)
+        first, last = (
+            (items[0][0], items[-1][0])
+            if columns is None
+            else (
+                int(columns.position[0]),
+                columns.last_position,
+            )
+        )
+        self._prev[shard] = last
+        self._open[shard].append(OpenBatch(batch, first, last, batch.earliest()))
         self.batches += 1
         return batch
 
@@ -430,7 +514,7 @@ class SourceFeed:
         applied."""
         if self.reorder.earliest() <= t or any(ts <= t for _, ts, _ in tuple(self._held)):
             return False
-        if any(m[4] <= t for buffer in self._buffers for _, m in tuple(buffer)):
+        if any(buffer.earliest() <= t for buffer in self._buffers):
             return False
         for shard, opened in enumerate(self._open):
             if any(o.min_ts <= t and o.last > applied[shard] for o in tuple(opened)):
@@ -466,7 +550,7 @@ class SourceFeed:
         """No update not yet sent has a smaller time: held, buffered, or still to come."""
         times = [self.reorder.earliest(), self.watermark]
         times += [ts for _, ts, _ in tuple(self._held)]
-        times += [m[4] for buffer in self._buffers for _, m in tuple(buffer)]
+        times += [buffer.earliest() for buffer in self._buffers]
         return min(times)
 
     def promise(self) -> Promise:
@@ -490,7 +574,7 @@ class SourceFeed:
         """The position through which every item sent is acknowledged (or was applied
         before this feed started), and nothing before it is held: a source in time
         order (positions are its offsets) may resume after it."""
-        firsts = [b[0][0] for b in map(tuple, self._buffers) if b]
+        firsts = [p for p in (b.first_position() for b in self._buffers) if p is not None]
         firsts += [o[0].first for o in map(tuple, self._open) if o]
         if self.reorder.waiting or self._held:
             firsts.append(self._position + 1)
@@ -502,7 +586,7 @@ class SourceFeed:
     def idle(self) -> bool:
         """Nothing held, buffered or open."""
         return (
-            not any(self._buffers)
+            not any(b.size for b in self._buffers)
             and not any(self._open)
             and not self._held
             and not self.reorder.waiting
@@ -512,14 +596,8 @@ class SourceFeed:
     def acked_updates(self) -> int:
         """Updates read and known to be applied (or skipped, or rejected as late)."""
         waiting = self.reorder.waiting + len(self._held)
-        waiting += sum(1 for b in self._buffers for _, m in tuple(b) if m[0] != K_IN_EDGE)
-        waiting += sum(
-            1
-            for opened in self._open
-            for o in tuple(opened)
-            for _, m in o.batch.items
-            if m[0] != K_IN_EDGE
-        )
+        waiting += sum(b.updates() for b in self._buffers)
+        waiting += sum(_batch_updates(o.batch) for opened in self._open for o in tuple(opened))
         return max(self.read - waiting, 0)  # (updates counted waiting before read)
 
     def counters(self) -> dict[str, float]:

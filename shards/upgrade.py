@@ -1,8 +1,10 @@
-"""Converting a shard's log of format 2 to format 3 in place (``chronoray upgrade-log``).
+"""Converting a shard's log of format 2 or 3 to format 4 in place (``chronoray upgrade-log``).
 
-Format 3 (see :mod:`shards.codec`) stores every value of format 2 unchanged, followed by
-its CRC-32; only the manifest's version differs. :func:`upgrade_shard_log` converts one
-shard's RocksDB log:
+Every value of format 3 is a value of format 4 (format 4 only adds ``commands`` runs
+logged as columns, see :mod:`shards.codec`): a log of format 3 gets the manifest of
+format 4 in one atomic write, nothing else changes (a shard that writes to it does the
+same first). Format 3 stores every value of format 2 unchanged, followed by its CRC-32;
+:func:`upgrade_shard_log` converts one shard's RocksDB log of format 2:
 
 1. it opens the log as its one writer (a running graph holds it: refused with
    :class:`~shards.logstore.LogLockedError`, nothing done) and checks it is of format 2;
@@ -11,14 +13,14 @@ shard's RocksDB log:
    not is refused with :class:`~shards.logstore.LogCorrupted` naming it, and the log is
    left as it was;
 3. it verifies the new store: the same keys in every family, each value's payload byte
-   for byte the old value, its checksum right, the manifest of format 3;
+   for byte the old value, its checksum right, the manifest of format 4;
 4. it swaps the directories: the old log is renamed ``<path>.v2-old``, the new one takes
    its place, the old one is deleted.
 
 It is never half-converted: until the swap, ``path`` holds the whole log of format 2;
-after it, the whole verified log of format 3. A run stopped between the two renames
+after it, the whole verified log of format 4. A run stopped between the two renames
 (``path`` missing) is finished or undone by the next run, from a marker the verification
-leaves in the new store. Converting a log of format 3 does nothing.
+leaves in the new store. Converting a log of format 4 does nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from shards.codec import (
     CURSOR_KEY,
     FORMAT_VERSION,
     MANIFEST_KEY,
+    READABLE_VERSIONS,
     SCHEMA_KEY,
     UPGRADABLE_VERSION,
     LogFormatError,
@@ -80,7 +83,7 @@ _META_CHECKS: dict[str, Callable[[bytes], Any]] = {
 @dataclass
 class UpgradeResult:
     """What :func:`upgrade_shard_log` did: ``converted`` is ``False`` for a log already of
-    format 3; ``entries`` counts the values per column family, ``bytes`` their size in
+    format 4; ``entries`` counts the values per column family, ``bytes`` their size in
     format 2 (payloads), ``resumed`` says an earlier stopped run was finished or undone."""
 
     path: str
@@ -92,8 +95,15 @@ class UpgradeResult:
     resumed: str | None = None
 
 
+def _bump_manifest(store: RocksLogStore, found: Manifest) -> None:
+    """Give a log of a readable older format the manifest of this one (one atomic write)."""
+    log = LogBatch()
+    log.put_meta(MANIFEST_KEY, encode_manifest(found._replace(format=FORMAT_VERSION)))
+    store.append(log)
+
+
 def upgrade_shard_log(path: str | os.PathLike[str]) -> UpgradeResult:
-    """Convert the shard log at ``path`` from format 2 to format 3 in place (see the module
+    """Convert the shard log at ``path`` from format 2 or 3 to format 4 in place (see the module
     doc). Raises :class:`~shards.logstore.LogLockedError` if a graph has it open,
     :class:`~shards.codec.LogFormatError` if it is of another format (or no log),
     :class:`~shards.logstore.LogCorrupted` if a value of it does not decode; in each case
@@ -116,6 +126,9 @@ def upgrade_shard_log(path: str | os.PathLike[str]) -> UpgradeResult:
         found = read_manifest_value(raw, str(target))
         if found.format == FORMAT_VERSION:
             return UpgradeResult(str(target), False, found.shard, found.num_shards, resumed=resumed)
+        if found.format in READABLE_VERSIONS:
+            _bump_manifest(source, found)
+            return UpgradeResult(str(target), True, found.shard, found.num_shards, resumed=resumed)
         if found.format != UPGRADABLE_VERSION:
             raise LogFormatError(
                 f"{target} holds a log in format {found.format}; upgrade-log converts format "

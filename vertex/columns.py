@@ -38,7 +38,7 @@ import pyarrow as pa
 from vertex.annotations import mark_module_api
 from vertex.records import Update, UpdateKind
 
-__all__ = ["KIND_CODES", "UpdateBatch", "kind_column"]
+__all__ = ["KIND_CODES", "UpdateBatch", "kind_column", "struct_dicts"]
 
 _KINDS = pa.array([kind.value for kind in UpdateKind], pa.string())
 KIND_CODES: dict[UpdateKind, int] = {kind: i for i, kind in enumerate(UpdateKind)}
@@ -50,6 +50,27 @@ def kind_column(codes: np.ndarray | pa.Array) -> pa.DictionaryArray:
     """The ``kind`` column of kind codes (:data:`KIND_CODES`), dictionary-encoded as
     every batch's is."""
     return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), _KINDS)
+
+
+def struct_dicts(props: pa.StructArray) -> list[dict[str, Any]]:
+    """Each slot of a struct column of properties as a new dict: a null slot or a null
+    value is a property the row does not have (the one reading of a ``props`` column).
+
+    >>> struct_dicts(pa.array([{"w": 1}, None, {"w": None}]))
+    [{'w': 1}, {}, {}]
+    """
+    names = [field.name for field in props.type]
+    fields = [props.field(i) for i in range(len(names))]
+    if props.null_count or any(f.null_count for f in fields):
+        return [
+            {} if slot is None else {k: v for k, v in slot.items() if v is not None}
+            for slot in props.to_pylist()
+        ]
+    columns = [f.to_pylist() for f in fields]
+    if len(names) == 1:
+        (name,) = names
+        return [{name: value} for value in columns[0]]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,19 +156,7 @@ class UpdateBatch:
         null slot or value is a property the row does not have."""
         if "props" not in self.table.schema.names:
             return [{} for _ in range(len(self))]
-        props = self.table.column("props")
-        names = [field.name for field in props.type]
-        fields = [props.field(i) for i in range(len(names))]
-        if props.null_count or any(f.null_count for f in fields):
-            return [
-                {} if slot is None else {k: v for k, v in slot.items() if v is not None}
-                for slot in props.to_pylist()
-            ]
-        columns = [f.to_pylist() for f in fields]
-        if len(names) == 1:
-            (name,) = names
-            return [{name: value} for value in columns[0]]
-        return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+        return struct_dicts(self.table.column("props"))
 
     def vertex_types(self) -> list[str | None]:
         """Each row's vertex type (``None`` where it names none)."""

@@ -26,7 +26,7 @@ def _batch(rows: list[tuple[int, int, float, int]], weights: bool) -> UpdateBatc
 
 
 def _sent(out: list[Any]) -> list[tuple[Any, ...]]:
-    return [(shard, b.channel, b.prev, b.items, b.halves) for shard, b in out]
+    return [(shard, b.channel, b.prev, b.rows(), b.halves) for shard, b in out]
 
 
 def _state(feed: SourceFeed) -> tuple[Any, ...]:
@@ -40,7 +40,7 @@ def _state(feed: SourceFeed) -> tuple[Any, ...]:
         feed.frontier,
         feed.acked_offset,
         feed.acked_updates,
-        [list(b) for b in feed._buffers],
+        [b.items() for b in feed._buffers],
         feed.promise(),
     )
 

@@ -28,7 +28,7 @@ def test_a_log_of_another_format_version_is_refused():
     old.add(LogName.EVENTS, 1, b"an entry of format 1")
     store.append(old)
     with pytest.raises(
-        LogFormatError, match=f"format 1; this chronoray reads format {FORMAT_VERSION}"
+        LogFormatError, match=f"format 1; this chronoray reads formats 3-{FORMAT_VERSION}"
     ):
         ShardCore(0, 1, store)
     with pytest.raises(LogFormatError, match="format 1"):
