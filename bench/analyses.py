@@ -4,7 +4,8 @@
    ``cr.algorithms.pagerank(snap)`` (the kernel: tables from the object store, index,
    iterations) versus networkx (build the graph from the file's lines, then
    ``pagerank``) and versus Raphtory (``g.before(T + 1)`` + ``pagerank``, in another
-   Python that has Raphtory: ``--raphtory-python``; skipped if absent);
+   Python that has Raphtory: ``--raphtory-python``, by default the pinned environment
+   :mod:`bench.envs` makes; skipped, saying why, if it cannot be installed);
 2. **WCC and BFS on the skewed 600 k stream's snapshot** (``bench.workloads.skewed_stream``,
    its tables put in the object store as 2 shard parts) versus networkx and Raphtory;
 3. **Pregel PageRank on Ray, 2 partitions**: the array form and the per-vertex form, versus
@@ -26,7 +27,7 @@ the run, its date and load; then the hand-written sections, included from ``--no
 (``bench/results/analyses_notes.md``: edit there, not in the page). ``--render`` writes
 the page again from the JSON files alone, measuring nothing.
 
-    python -m bench.analyses --raphtory-python /tmp/raphtory-venv/bin/python
+    python -m bench.analyses [--raphtory-python PY]
     python -m bench.analyses --render
 """
 
@@ -80,6 +81,18 @@ def _nx_from_lines(path: Path, at: float) -> nx.DiGraph:
 
 def _max_error(got: dict[Any, float], expected: dict[Any, float]) -> float:
     return max(abs(got[v] - expected[v]) for v in expected)
+
+
+def _raphtory_env() -> Path | None:
+    """The pinned Raphtory environment (made on first use); ``None``, with the reason
+    printed, when it cannot be installed here."""
+    from bench import envs
+
+    try:
+        return envs.ensure("raphtory")
+    except RuntimeError as exc:
+        print(f"Raphtory side skipped: {exc}")
+        return None
 
 
 def _raphtory(python: str | None, path: Path, at: float, source: int, trials: int) -> dict:
@@ -312,7 +325,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--skewed-events", type=int, default=600_000)
     parser.add_argument("--sizes", default="10000,100000,1000000", help="Crossover edges.")
     parser.add_argument("--trials", type=int, default=3)
-    parser.add_argument("--raphtory-python", default="/tmp/raphtory-venv/bin/python")
+    parser.add_argument(
+        "--raphtory-python",
+        default=None,
+        help="A Python with Raphtory (default: the pinned one bench.envs makes).",
+    )
     parser.add_argument("--spark", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--notes", type=Path, default=RESULTS / "analyses_notes.md")
@@ -322,6 +339,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--render", action="store_true", help="Only write the page from --out's JSON files."
     )
     args = parser.parse_args(argv)
+    if args.raphtory_python is None and not args.render:
+        found = _raphtory_env()
+        args.raphtory_python = None if found is None else str(found)
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.render:
         result = json.loads((args.out / "analyses.json").read_text())
