@@ -306,6 +306,8 @@ class FeedPump:
                 if incarnation != self._incarnations[shard]:
                     self._resend(shard)
             case AdvanceWatermark(watermark=mark) if self._reading and not self.feed.ended:
+                if time.monotonic() - self._last_read < self.idle_timeout:
+                    return  # it read again since it was found idle: the mark is stale
                 if mark > self.feed.watermark:
                     self._send_all(self.feed.advance(mark))
                     self._tell_progress()

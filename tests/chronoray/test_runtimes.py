@@ -200,13 +200,16 @@ def _scenario(graph: cr.GraphCluster, rows: list[Row]) -> list[cr.IngestReport]:
     a_rest = [r for r in a_rows if r[2] > x + 3600]
     held = max(r[2] for r in a_first) - 3600  # a's promise while it waits
     resumed: list[bool] = []
+    going: list[bool] = []  # a read again: b may run ahead without a being idle meanwhile
 
     def a() -> Iterator[cr.Update | None]:
         yield from _updates(a_first)
         while not resumed:
             time.sleep(0.01)
             yield None
-        yield from _updates(a_rest)
+        yield from _updates(a_rest[:1])
+        going.append(True)
+        yield from _updates(a_rest[1:])
 
     def b() -> Iterator[cr.Update | None]:
         yield from _updates([r for r in b_rows if r[2] <= x])
@@ -215,6 +218,9 @@ def _scenario(graph: cr.GraphCluster, rows: list[Row]) -> list[cr.IngestReport]:
             yield None
         resumed.append(True)
         yield cr.Update.add_edge(rows[0][0], rows[0][1], rows[0][2] - 10)  # late
+        while not going:
+            time.sleep(0.01)
+            yield None
         yield from _updates([r for r in b_rows if r[2] > x])
 
     options = cr.IngestOptions(allowed_lateness=3600, idle_timeout=0.3, in_driver=True)
