@@ -189,6 +189,7 @@ __all__ = [
     "run_message",
     "Run",
     "earliest_time",
+    "owner_halves",
     "encode_header",
     "decode_header",
     "encode_checkpoint",
@@ -645,6 +646,16 @@ def earliest_time(items: Sequence[tuple[int, Message]]) -> float:
 
 
 _MESSAGE, _TIME = itemgetter(1), itemgetter(4)
+
+
+def owner_halves(items: Sequence[tuple[int, Message]]) -> int:
+    """Items that are an owner's half or a whole update (not a target's ``K_IN_EDGE``
+    half): each stands for one update of its source.
+
+    >>> owner_halves([(1, (0, 1, None, ("add_edge", 2, {}, None), 5)), (1, (8, 2, 1, (), 5))])
+    1
+    """
+    return sum(1 for _, message in items if message[0] != K_IN_EDGE)
 
 
 def run_message(half: int, vertex: VertexId, other: VertexId, props: Any, ts: Any) -> Message:

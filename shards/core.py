@@ -47,7 +47,7 @@ import math
 import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
 
@@ -82,6 +82,7 @@ from shards.codec import (
     encode_checkpoint_list,
     encode_cursor,
     encode_manifest,
+    owner_halves,
     run_message,
     update_messages,
 )
@@ -198,6 +199,11 @@ class Batch:
         if columns is not None:
             return columns.earliest()
         return earliest_time(self.items)
+
+    def updates(self) -> int:
+        """Items that stand for one update each (the owner's halves, whole updates)."""
+        columns = self.columns
+        return owner_halves(self.items) if columns is None else columns.updates()
 
     @classmethod
     def of_updates(cls, updates: list[Update], prev: int = 0) -> Batch:
@@ -377,9 +383,7 @@ class ShardCore:
     def _handle(self, batch: Batch) -> Outcome:
         channel = batch.channel
         if batch.size and batch.prev > self._received(channel):
-            self._reorder.setdefault(channel, {})[batch.prev] = Batch(
-                channel, batch.prev, batch.items, batch.vector, None, batch.halves, batch.columns
-            )
+            self._reorder.setdefault(channel, {})[batch.prev] = replace(batch, side=None)
             return self._outcome(channel, buffered=True)
         if not batch.size:
             return self._outcome(channel)

@@ -56,10 +56,10 @@ import numpy as np
 import pyarrow as pa
 
 from shards.codec import (
-    K_IN_EDGE,
     EdgeRun,
     Message,
     earliest_time,
+    owner_halves,
     owner_message,
     target_message,
 )
@@ -136,21 +136,13 @@ class _Buffer:
         runs = tuple(self.runs)
         if runs:
             return sum(run.updates() for run in runs)
-        return sum(1 for _, m in tuple(self.rows) if m[0] != K_IN_EDGE)
+        return owner_halves(tuple(self.rows))
 
     def take(self) -> tuple[list[tuple[int, Message]], EdgeRun | None]:
         """Empty the buffer: its rows, or its runs as one."""
         rows, runs = self.rows, self.runs
         self.rows, self.runs, self.size = [], [], 0
         return rows, EdgeRun.concat(runs) if runs else None
-
-
-def _batch_updates(batch: Batch) -> int:
-    """Items of a batch that are an owner's half (or a whole update)."""
-    columns = batch.columns
-    if columns is not None:
-        return columns.updates()
-    return sum(1 for _, m in batch.items if m[0] != K_IN_EDGE)
 
 
 @dataclass(slots=True)
@@ -597,7 +589,7 @@ class SourceFeed:
         """Updates read and known to be applied (or skipped, or rejected as late)."""
         waiting = self.reorder.waiting + len(self._held)
         waiting += sum(b.updates() for b in self._buffers)
-        waiting += sum(_batch_updates(o.batch) for opened in self._open for o in tuple(opened))
+        waiting += sum(o.batch.updates() for opened in self._open for o in tuple(opened))
         return max(self.read - waiting, 0)  # (updates counted waiting before read)
 
     def counters(self) -> dict[str, float]:
