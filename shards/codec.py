@@ -145,7 +145,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from shards.logstore import LogCorrupted
+from shards.logstore import LogBatch, LogCorrupted
 from vertex.annotations import mark_module_api
 from vertex.columns import struct_dicts
 from vertex.records import Update, UpdateKind, VertexId
@@ -199,6 +199,7 @@ __all__ = [
     "encode_cursor",
     "decode_cursor",
     "encode_manifest",
+    "manifest_batch",
     "decode_manifest",
     "read_manifest_value",
     "encode_schema",
@@ -963,6 +964,13 @@ class Manifest(NamedTuple):
 def encode_manifest(manifest: Manifest) -> bytes:
     """The ``manifest`` meta value."""
     return frame_value(_dumps(manifest._asdict(), _PROTOCOL))
+
+
+def manifest_batch(manifest: Manifest) -> LogBatch:
+    """A log batch writing ``manifest`` alone (one atomic write)."""
+    log = LogBatch()
+    log.put_meta(MANIFEST_KEY, encode_manifest(manifest))
+    return log
 
 
 def decode_manifest(data: bytes, where: str) -> Manifest:

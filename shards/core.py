@@ -66,7 +66,6 @@ from shards.codec import (
     K_TARGET_DELETED,
     K_UPDATE,
     K_USER,
-    MANIFEST_KEY,
     SCHEMA_KEY,
     CheckpointColumns,
     Cursor,
@@ -81,7 +80,7 @@ from shards.codec import (
     encode_checkpoint,
     encode_checkpoint_list,
     encode_cursor,
-    encode_manifest,
+    manifest_batch,
     owner_halves,
     run_message,
     update_messages,
@@ -97,7 +96,7 @@ from shards.execute import (
     creation_props,
     settle,
 )
-from shards.logstore import LogBatch, LogCorrupted, LogName, LogStore
+from shards.logstore import LogCorrupted, LogName, LogStore
 from shards.observe import ShardObserver, VertexChange, VertexView
 from shards.protocol import Outcome, ShardStats
 from shards.records import VertexRecord, set_edge
@@ -1151,10 +1150,7 @@ class ShardCore:
                     f"{store!r} holds log entries but no manifest: not a chronoray log of "
                     f"format {FORMAT_VERSION}"
                 )
-            log = LogBatch()
-            manifest = Manifest(FORMAT_VERSION, self.shard_id, self.num_shards)
-            log.put_meta(MANIFEST_KEY, encode_manifest(manifest))
-            store.append(log)
+            store.append(manifest_batch(Manifest(FORMAT_VERSION, self.shard_id, self.num_shards)))
             return
         if (found.shard, found.num_shards) != (self.shard_id, self.num_shards):
             raise ValueError(
@@ -1162,9 +1158,8 @@ class ShardCore:
                 f"opened as shard {self.shard_id} of {self.num_shards}"
             )
         if found.format != FORMAT_VERSION:  # an older readable one: it is one of this
-            log = LogBatch()  # format too; say so before writing what it could not read
-            log.put_meta(MANIFEST_KEY, encode_manifest(found._replace(format=FORMAT_VERSION)))
-            store.append(log)
+            # format too; say so before writing what it could not read
+            store.append(manifest_batch(found._replace(format=FORMAT_VERSION)))
 
     def _recover(self, store: LogStore) -> None:
         with paused_gc():

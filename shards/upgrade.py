@@ -53,6 +53,7 @@ from shards.codec import (
     decode_schema,
     encode_manifest,
     frame_value,
+    manifest_batch,
     read_manifest_value,
     value_payload,
 )
@@ -95,13 +96,6 @@ class UpgradeResult:
     resumed: str | None = None
 
 
-def _bump_manifest(store: RocksLogStore, found: Manifest) -> None:
-    """Give a log of a readable older format the manifest of this one (one atomic write)."""
-    log = LogBatch()
-    log.put_meta(MANIFEST_KEY, encode_manifest(found._replace(format=FORMAT_VERSION)))
-    store.append(log)
-
-
 def upgrade_shard_log(path: str | os.PathLike[str]) -> UpgradeResult:
     """Convert the shard log at ``path`` from format 2 or 3 to format 4 in place (see the module
     doc). Raises :class:`~shards.logstore.LogLockedError` if a graph has it open,
@@ -127,7 +121,7 @@ def upgrade_shard_log(path: str | os.PathLike[str]) -> UpgradeResult:
         if found.format == FORMAT_VERSION:
             return UpgradeResult(str(target), False, found.shard, found.num_shards, resumed=resumed)
         if found.format in READABLE_VERSIONS:
-            _bump_manifest(source, found)
+            source.append(manifest_batch(found._replace(format=FORMAT_VERSION)))
             return UpgradeResult(str(target), True, found.shard, found.num_shards, resumed=resumed)
         if found.format != UPGRADABLE_VERSION:
             raise LogFormatError(
