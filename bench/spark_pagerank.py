@@ -47,6 +47,7 @@ from bench.analyses import ITERATIONS, _max_error, _nx_from_lines, _nx_iteration
 from bench.report import machine, write_results
 from bench.spark import synthetic_snapshot
 from chronoray.datasets import collegemsg_path
+from spark_bridge.analyses.metrics import counting_jobs
 
 RESULTS = Path(__file__).parent / "results"
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,23 +77,19 @@ def _before(commit: str, workdir: Path) -> dict[str, Any]:
 
 
 def _tracked(spark: Any, run: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
-    """``run()`` under a job group of its own: wall time, and the jobs, stages and tasks
-    Spark scheduled for it (its status tracker)."""
-    context = spark.sparkContext
-    group = f"bench-spark-pagerank-{time.monotonic_ns()}"
-    context.setJobGroup(group, "measured")
-    started = time.perf_counter()
-    try:
-        result = run()
-    finally:
-        seconds = time.perf_counter() - started
-        context.setLocalProperty("spark.jobGroup.id", None)
-    tracker = context.statusTracker()
-    jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
-    stage_ids = {s for job in jobs if job is not None for s in job.stageIds}
-    stages = [tracker.getStageInfo(s) for s in stage_ids]
-    tasks = sum(s.numTasks for s in stages if s is not None)
-    return result, {"seconds": seconds, "jobs": len(jobs), "stages": len(stage_ids), "tasks": tasks}
+    """``run()`` under a job group of its own (:func:`counting_jobs`): its wall time, and
+    the jobs, stages and tasks Spark scheduled for it."""
+    seconds: list[float] = []
+
+    def timed() -> Any:
+        started = time.perf_counter()
+        try:
+            return run()
+        finally:
+            seconds.append(time.perf_counter() - started)
+
+    result, work = counting_jobs(spark, timed)
+    return result, {"seconds": seconds[0], **work.as_dict()}
 
 
 def _steps_before(spark: Any, old: dict[str, Any], snap: Any) -> list[dict[str, Any]]:

@@ -22,7 +22,6 @@ __all__ = [
     "ArrayGraph",
     "array_graph",
     "arrow_on",
-    "edge_rows",
     "graph_frames",
     "partition_blocks",
     "partitions_for",
@@ -33,13 +32,6 @@ __all__ = [
 ROWS_PER_PARTITION = 1_000_000
 """Rows of a cached graph table per partition: a task's work must outweigh its ~10 ms of
 scheduling, and one partition per core is the most that runs at once."""
-
-
-def edge_rows(graph: Any, edges: DataFrame | None) -> int:
-    """Edge rows of ``graph``: a snapshot's metadata says it, a DataFrame is counted."""
-    if isinstance(graph, tuple) and edges is not None:
-        return int(edges.count())
-    return int(graph.meta.edges)
 
 
 def partitions_for(spark: Any, rows: int) -> int:
@@ -113,7 +105,9 @@ class ArrayGraph:
 
     def edge_rows(self) -> int:
         """Edge rows of the graph: a snapshot's metadata says it, a DataFrame is counted."""
-        return edge_rows(self.graph, self.graph[1] if isinstance(self.graph, tuple) else None)
+        if isinstance(self.graph, tuple):
+            return int(self.graph[1].count())
+        return int(self.graph.meta.edges)
 
     @contextlib.contextmanager
     def blocks(
