@@ -366,15 +366,21 @@ class PregelArraysWorker:
                     self.state[name] = np.zeros(len(self.ids), dtype=np.asarray(values).dtype)
                 self.state[name][active] = values
             self.halted[active] = batch.halt
-        summary = {
-            "active": int((~self.halted).sum()),
-            "sent": self.sent,
-            "dropped": inbox.dropped,
+        summary = self.summary(int((~self.halted).sum()), self.sent, inbox.dropped, self.partial)
+        return summary, self._flush()
+
+    def summary(
+        self, active: int, sent: int, dropped: int, aggregates: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A superstep's summary of this partition, as every side folds it."""
+        return {
+            "active": active,
+            "sent": sent,
+            "dropped": dropped,
             "vertices": len(self.ids),
             "edges": self.num_edges,
-            "aggregates": self.partial,
+            "aggregates": aggregates,
         }
-        return summary, self._flush()
 
     def _flush(self) -> list[Any]:
         """This superstep's messages as one ``(ids, values)`` batch per partition."""

@@ -100,7 +100,7 @@ class _PageRankKernel:
         dropped = self._deliver(batches)
         if superstep >= 2 and aggregated["change"] <= self.tol:
             worker.halted[:] = True
-            return self._summary(0, 0, dropped, partial), [None] * worker.num_parts
+            return worker.summary(0, 0, dropped, partial), [None] * worker.num_parts
         rank = self._update(superstep, total, aggregated, partial)
         messages = self.matrix @ (rank / self.divisor)
         if self.any_dangling:
@@ -110,7 +110,7 @@ class _PageRankKernel:
         out = [
             (worker.slot_dst[lo:hi], messages[lo:hi]) if hi > lo else None for lo, hi in self.bounds
         ]
-        summary = self._summary(len(rank), self.sent, dropped, partial)
+        summary = worker.summary(len(rank), self.sent, dropped, partial)
         return summary, out
 
     def _update(
@@ -149,16 +149,3 @@ class _PageRankKernel:
                 positions, values = positions[known], values[known]
             inflow[positions] += values
         return dropped
-
-    def _summary(
-        self, active: int, sent: int, dropped: int, partial: dict[str, Any]
-    ) -> dict[str, Any]:
-        worker = self.worker
-        return {
-            "active": active,
-            "sent": sent,
-            "dropped": dropped,
-            "vertices": len(worker.ids),
-            "edges": worker.num_edges,
-            "aggregates": partial,
-        }
