@@ -28,6 +28,7 @@ from chronoray.errors import GraphExists, LogDirInUse, ShardsUnavailable
 from chronoray.manifest import Manifest
 from chronoray.placement import NodeInfo, alive_nodes, plan, shard_options
 from ephemeral.host import LiveHost
+from shards.remote import actor_class
 from shards.worker import ACTOR_ERRORS, ShardWorker, shard_actor_name
 from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
@@ -81,7 +82,7 @@ def deploy(
     }
     home_key = next(n.key for n in nodes if n.node_id == home)
     controller = (
-        ray.remote(GraphController)
+        actor_class(GraphController)
         .options(
             name=controller_name,
             namespace=namespace,
@@ -175,7 +176,7 @@ def _start_shard(
     detached: dict[str, Any],
 ) -> Any:
     return (
-        ray.remote(ShardWorker)
+        actor_class(ShardWorker)
         .options(
             name=shard_actor_name(deployment.graph_id, k),
             namespace=deployment.namespace,

@@ -61,6 +61,7 @@ from ephemeral.live import (
 from ephemeral.notify import NotificationFilter, StatePredicate, StreamPosition
 from shards.coordinator import source_channel
 from shards.protocol import Outcome, ShardStats
+from shards.remote import actor_class
 from shards.routing import shard_of
 from shards.worker import ACTOR_ERRORS
 from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
@@ -288,7 +289,7 @@ class RayGraph:
         c = self.config
         actor_name = f"chronoray-{self.graph_id}-source-{uuid.uuid4().hex[:10]}"
         actor = (
-            ray.remote(SourceActor)
+            actor_class(SourceActor)
             .options(
                 name=actor_name,  # a restarted controller finds it by name
                 num_cpus=0,

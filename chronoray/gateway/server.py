@@ -52,6 +52,7 @@ from chronoray.gateway.settings import GatewaySettings
 from chronoray.graph import GraphCluster
 from chronoray.v1 import gateway_pb2 as pb
 from chronoray.v1 import gateway_pb2_grpc as pbg
+from shards.remote import actor_class
 from shards.worker import ACTOR_ERRORS
 
 __all__ = [
@@ -308,7 +309,7 @@ def start_gateway_actor(
         raise GatewayRunning(f"a gateway actor is {where} already")
     resolved = settings.as_dict() | {"token": settings.server_token(), "auth": settings.auth}
     actor = (
-        ray.remote(GatewayActor)
+        actor_class(GatewayActor)
         .options(
             name=GATEWAY_ACTOR,
             namespace=namespace,
