@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pytest.doctest import DoctestItem
 
 _SPARK_DOCS = Path(__file__).parent / "spark_bridge"
+# The default suite's files that start a Spark session in the test process (the ``spark``
+# fixture): ``./run test`` runs them on one pytest-xdist worker, one after the other (see
+# :func:`pytest_xdist_make_scheduler`); collection refuses a test elsewhere that uses it.
+SPARK_FILES = frozenset(
+    {
+        "tests/spark_bridge/test_analyses.py",
+        "tests/spark_bridge/test_spark_ingest.py",
+        "tests/spark_bridge/test_bridge.py",
+        "tests/gateway/test_gateway_queries.py",
+    }
+)
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +59,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore:DataFrame.sql_ctx:UserWarning")
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadfile``: whole files per worker as usual, except that the files of
+    :data:`SPARK_FILES` are one unit of work. So one worker starts one Spark session (a
+    JVM, ~25 s and ~1 GB, its JIT warmed once) and runs every Spark test on it, while the
+    other runs Ray tests; two sessions at once on the 2-core machine each ran ~1.6x slower
+    than alone."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkFilesTogether(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "spark files" if path in SPARK_FILES else path
+
+    return SparkFilesTogether(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The Spark examples in ``spark_bridge``'s docstrings are in the long set (a Spark job
     each, ~2.5 min together; ``tests/spark_bridge/test_analyses.py`` checks the same
@@ -57,6 +87,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, DoctestItem) and _spark_example(item):
             item.add_marker(pytest.mark.long)
+        _check_spark_file(item)
     weight: dict[Path, int] = {}
     for item in items:
         weight[item.path] = min(weight.get(item.path, 2), _weight(item))
@@ -70,6 +101,18 @@ def _weight(item: pytest.Item) -> int:
     if item.get_closest_marker("slow"):
         return 0
     return 1 if item.get_closest_marker("ray") else 2
+
+
+def _check_spark_file(item: pytest.Item) -> None:
+    """A default test that starts Spark through the ``spark`` fixture is in a file of
+    :data:`SPARK_FILES` (else two workers would start two sessions at once)."""
+    uses = "spark" in getattr(item, "fixturenames", ()) and "spark" not in getattr(
+        getattr(item, "callspec", None), "params", {}
+    )
+    if uses and not item.get_closest_marker("long"):
+        path = item.path.relative_to(Path(__file__).parent).as_posix()
+        if path not in SPARK_FILES:
+            raise pytest.UsageError(f"{item.nodeid} uses Spark: add {path} to SPARK_FILES")
 
 
 def _spark_example(item: DoctestItem) -> bool:
