@@ -10,14 +10,16 @@ from _pytest.doctest import DoctestItem
 
 _SPARK_DOCS = Path(__file__).parent / "spark_bridge"
 # The default suite's files that start a Spark session in the test process (the ``spark``
-# fixture): ``./run test`` runs them on one pytest-xdist worker, one after the other (see
-# :func:`pytest_xdist_make_scheduler`); collection refuses a test elsewhere that uses it.
+# fixture, or a Spark analysis): ``./run test`` runs them on one pytest-xdist worker, one
+# after the other (see :func:`pytest_xdist_make_scheduler`); collection refuses a default
+# test elsewhere that uses the fixture.
 SPARK_FILES = frozenset(
     {
         "tests/spark_bridge/test_analyses.py",
         "tests/spark_bridge/test_spark_ingest.py",
         "tests/spark_bridge/test_bridge.py",
         "tests/gateway/test_gateway_queries.py",
+        "tests/chronoray/test_demo.py",  # the demo's Spark PageRank, not through the fixture
     }
 )
 

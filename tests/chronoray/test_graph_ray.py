@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -211,22 +210,6 @@ def test_cli_bad_input_names_file_line_and_text(ray_session, tmp_path):
 
 
 @pytest.mark.slow
-def test_demo_writes_summary_and_png(ray_session, tmp_path):
-    from click.testing import CliRunner
-
-    from chronoray.cli import main
-
-    out = tmp_path / "demo"
-    result = CliRunner().invoke(main, ["demo", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "20,296" in result.output and "yes" in result.output
-    assert "time travel" in result.output and "NO" not in result.output
-    assert "live degree histogram equals networkx: yes" in result.output
-    for picture in ("degree_distribution.png", "growth.png"):
-        png = Path(out / picture).read_bytes()
-        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-
-
 def test_backpressure_with_tiny_outboxes_still_completes(ray_session, tmp_path, college):
     """Shards refuse source batches while their outboxes are full; nothing deadlocks."""
     updates = list(cr.SnapEdgeSource(collegemsg_path()).read())[:12000]
