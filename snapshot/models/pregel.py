@@ -398,19 +398,27 @@ class PregelJob:
         started = time.perf_counter()
         direction = "both" if getattr(program, "undirected", False) else "out"
         self.group = start_group(
-            graph, num_partitions, program.worker, program, executor=executor, direction=direction
+            graph,
+            num_partitions,
+            program.worker,
+            program,
+            executor=executor,
+            direction=direction,
+            then="counts",
         )
-        self.setup_seconds = time.perf_counter() - started
         self.steps: list[dict[str, Any]] = []
-        self._restart()
+        self._restart(self.group.loaded)
+        self.setup_seconds = time.perf_counter() - started
 
-    def _restart(self) -> None:
-        """Start a phase at superstep 0 (the job's start, or a resume after a shift)."""
+    def _restart(self, counts: list[Any] | None = None) -> None:
+        """Start a phase at superstep 0 (the job's start, or a resume after a shift);
+        ``counts``: every worker's ``counts()`` if known (else asked here)."""
         self.superstep = 0
         self.finished = False
         self.fresh = True  # superstep 0 has no messages
         self.aggregated = _fold(self.program.aggregators, [])
-        counts = self.group.call("counts")
+        if counts is None:
+            counts = self.group.call("counts")
         self.counts = (sum(c[0] for c in counts), sum(c[1] for c in counts))
         # what superstep 0 reads as "the previous superstep": the counts, no aggregates
         self.previous: list[Any] = [

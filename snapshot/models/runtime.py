@@ -68,6 +68,9 @@ class PartitionGroup(Protocol):
     """``num_parts`` partition workers driven in lockstep."""
 
     num_parts: int
+    loaded: list[Any]
+    """Every worker's ``worker.then()`` right after it was built (``then`` of
+    :func:`start_group`; empty without one): read in the call that builds the workers."""
 
     def call(self, method: str, *args: Any) -> list[Any]:
         """Run ``worker.method(*args)`` on every partition; their results, in order."""
@@ -128,12 +131,14 @@ class LocalGroup:
         factory: WorkerFactory,
         args: tuple[Any, ...],
         direction: str = "out",
+        then: str | None = None,
     ) -> None:
         self.num_parts = num_parts
         self._inbox = self.empty_inbox()
         self.workers = [
             factory(part, *args) for part in _local_partitions(graph, num_parts, direction)
         ]
+        self.loaded = [] if then is None else self.call(then)
 
     def call(self, method: str, *args: Any) -> list[Any]:
         return [getattr(w, method)(*args) for w in self.workers]
@@ -409,17 +414,20 @@ class _PartitionActor:
         args: tuple[Any, ...],
         authkey: bytes,
         split: str | None,
+        then: str | None,
         *pieces: Any,
-    ) -> MeshAddress:
+    ) -> tuple[MeshAddress, Any]:
         """Build the worker (:func:`_partition`); returns this actor's mesh address (the
-        mesh starts once)."""
+        mesh starts once) and ``worker.then()`` (None without ``then``), so a job's setup
+        is one actor call per partition."""
         self.worker = factory(_partition(pieces, index, num_parts, split), *args)
+        ready = None if then is None else getattr(self.worker, then)()
         self.seconds = dict.fromkeys(self.seconds, 0.0)
         if self.mesh is None:
             import ray
 
             self.mesh = _Mesh(ray.util.get_node_ip_address(), authkey)
-        return self.mesh.address
+        return self.mesh.address, ready
 
     def drop(self) -> None:
         self.worker = None
@@ -564,6 +572,7 @@ class RayGroup:
         args: tuple[Any, ...],
         direction: str = "out",
         num_cpus: float = 0.0,
+        then: str | None = None,
     ) -> None:
         import ray
 
@@ -572,12 +581,14 @@ class RayGroup:
         split, pieces = self._pieces(graph, direction)
         self.actors = _take_actors(num_parts)
         self._token = uuid.uuid4().hex
-        self._peers: list[MeshAddress] = ray.get(
+        built: list[tuple[MeshAddress, Any]] = ray.get(
             [
-                actor.load.remote(factory, p, num_parts, args, _AUTHKEY, split, *pieces[p])
+                actor.load.remote(factory, p, num_parts, args, _AUTHKEY, split, then, *pieces[p])
                 for p, actor in enumerate(self.actors)
             ]
         )
+        self._peers: list[MeshAddress] = [address for address, _ in built]
+        self.loaded = [] if then is None else [ready for _, ready in built]
 
     def _pieces(self, graph: GraphInput, direction: str) -> tuple[str | None, list[list[Any]]]:
         """``(split, pieces)``: ``pieces[p]`` are object refs of partition ``p``'s piece of
@@ -664,11 +675,14 @@ def start_group(
     *args: Any,
     executor: Executor = "auto",
     direction: str = "out",
+    then: str | None = None,
 ) -> LocalGroup | RayGroup:
     """Start ``num_parts`` workers ``factory(partition, *args)`` over ``graph``.
 
     ``executor="auto"`` runs on Ray for a :class:`~snapshot.Snapshot` and in this process
     for a ``(vertices, edges)`` pair of tables; ``"ray"`` and ``"local"`` force either.
+    ``then`` names a worker method called (without arguments) right after each worker is
+    built, in the same call; its results are the group's ``loaded``.
     """
     if num_parts < 1:
         raise ValueError(f"num_partitions must be at least 1, got {num_parts}")
@@ -676,5 +690,5 @@ def start_group(
         raise ValueError(f"executor must be 'auto', 'local' or 'ray', got {executor!r}")
     on_ray = executor == "ray" or (executor == "auto" and _tables(graph) is None)
     if on_ray:
-        return RayGroup(graph, num_parts, factory, args, direction)
-    return LocalGroup(graph, num_parts, factory, args, direction)
+        return RayGroup(graph, num_parts, factory, args, direction, then=then)
+    return LocalGroup(graph, num_parts, factory, args, direction, then)

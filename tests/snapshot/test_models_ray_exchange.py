@@ -77,3 +77,26 @@ def test_both_forms_on_ray_equal_each_other_and_networkx(ray_session):
     assert a.keys() == v.keys() == expected.keys()
     assert max(abs(a[k] - v[k]) for k in v) < 1e-12
     assert max(abs(a[k] - expected[k]) for k in expected) < 1e-6
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_setup_reads_the_counts_in_the_call_that_builds_the_workers(ray_session, executor):
+    """``then="counts"``: every worker's counts come back with the call that builds it
+    (one actor call per partition on Ray), equal to asking afterwards and summing to the
+    graph's vertices and edges; without ``then`` nothing is read."""
+    from snapshot.algorithms.pagerank import pagerank_arrays
+    from snapshot.models.runtime import start_group
+
+    graph, program = tables("college"), pagerank_arrays()
+    group = start_group(graph, 2, program.worker, program, executor=executor, then="counts")
+    try:
+        assert group.loaded == group.call("counts")
+        assert sum(c[0] for c in group.loaded) == graph[0].num_rows
+        assert sum(c[1] for c in group.loaded) == graph[1].num_rows
+    finally:
+        group.close()
+    plain = start_group(graph, 2, program.worker, program, executor=executor)
+    try:
+        assert plain.loaded == []
+    finally:
+        plain.close()
