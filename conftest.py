@@ -64,9 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """With ``--dist loadfile``: whole files per worker as usual, except that the files of
     :data:`SPARK_FILES` are one unit of work. So one worker starts one Spark session (a
-    JVM, ~25 s and ~1 GB, its JIT warmed once) and runs every Spark test on it, while the
-    other runs Ray tests; two sessions at once on the 2-core machine each ran ~1.6x slower
-    than alone."""
+    JVM: ~17-25 s to start, its JIT warmed once) and runs every Spark test on it, while
+    the other runs Ray tests, instead of both workers starting and warming their own."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
