@@ -174,8 +174,10 @@ class Pipeline:
         if runtime == "ray":
             import ray
 
+            from shards.remote import actor_class
+
             self._started_ray = _start_ray()
-            actor = ray.remote(num_cpus=0, max_restarts=0)(InstanceHost)
+            actor = actor_class(InstanceHost).options(num_cpus=0, max_restarts=0)
             self._hosts: list[Any] = [
                 actor.remote(operator, i, instances, log_dir) for i in range(instances)
             ]

@@ -529,9 +529,11 @@ _idle: dict[str, list[Any]] = {}  # Ray job id -> idle pooled actors
 def _take_actors(count: int) -> list[Any]:
     import ray
 
+    from shards.remote import actor_class
+
     idle = _idle.setdefault(ray.get_runtime_context().get_job_id(), [])
     actors = [idle.pop() for _ in range(min(count, len(idle)))]
-    cls = ray.remote(_PartitionActor).options(num_cpus=0)
+    cls = actor_class(_PartitionActor).options(num_cpus=0)
     actors += [cls.remote() for _ in range(count - len(actors))]
     return actors
 
