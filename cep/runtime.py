@@ -36,6 +36,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 import numpy as np
@@ -120,6 +121,15 @@ def _mean_p99(seconds: np.ndarray) -> tuple[float, float]:
     return float(ordered.mean() * 1000), float(p99 * 1000)
 
 
+@cache
+def _host_class() -> Any:
+    """``ray.remote(InstanceHost)``, made once per process: Ray exports every new actor class
+    again on its first use (as chronoray's own actors, which cep does not import, avoid)."""
+    import ray
+
+    return ray.remote(InstanceHost)
+
+
 def _start_ray() -> bool:
     """Start a small local Ray instance unless one is running; whether it started one."""
     import ray
@@ -174,10 +184,8 @@ class Pipeline:
         if runtime == "ray":
             import ray
 
-            from shards.remote import actor_class
-
             self._started_ray = _start_ray()
-            actor = actor_class(InstanceHost).options(num_cpus=0, max_restarts=0)
+            actor = _host_class().options(num_cpus=0, max_restarts=0)
             self._hosts: list[Any] = [
                 actor.remote(operator, i, instances, log_dir) for i in range(instances)
             ]
