@@ -29,6 +29,8 @@ def ray_session():
     """One small local Ray instance for every Ray test of the session, shut down at the end."""
     import ray
 
+    from chronoray.connect import LOCAL_SYSTEM_CONFIG
+
     ray.init(
         address="local",  # never a cluster left running by something else
         num_cpus=2,
@@ -36,6 +38,7 @@ def ray_session():
         include_dashboard=False,
         namespace="chronoray",
         log_to_driver=False,
+        _system_config=LOCAL_SYSTEM_CONFIG,  # snapshot tasks reuse their workers
     )
     yield ray
     from spark_bridge import stop_spark

@@ -42,9 +42,9 @@ def test_kills_of_controller_shard_and_source_processes_on_ray_leave_every_cut_e
 ):
     # each kill waits for both sources to pause at their share of the stream (gated): all
     # seven land while the sources read, whatever the machine's speed
-    result = _ray_ingest(skewed(40_000), 0, 4, tmp_path, 3, plan=CONTROLLER_AGAIN, gated=True)
+    result = _ray_ingest(skewed(20_000), 0, 4, tmp_path, 3, plan=CONTROLLER_AGAIN, gated=True)
     assert result["killed"] == [f"{kind} {k}" for kind, k in CONTROLLER_AGAIN], result
-    assert result["updates"] == 40_000 and result["wrong"] == 0, result["cuts"]
+    assert result["updates"] == 20_000 and result["wrong"] == 0, result["cuts"]
 
 
 @pytest.mark.long

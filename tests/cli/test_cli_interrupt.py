@@ -19,7 +19,7 @@ from chronoray.source_files import SOURCE_FILES
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 _CLI = str(Path(sys.executable).parent / "chronoray")
-_ROUNDS = 5
+_ROUNDS = 2
 
 
 def _long_file(path: Path) -> int:

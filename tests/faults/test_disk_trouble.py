@@ -43,7 +43,7 @@ def test_disk_full_on_ray_waits_then_recovers(ray_session, disk, college_updates
     with cr.GraphCluster(num_shards=2, log_dir=str(disk / "g"), batch_size=500) as g:
         g.ingest(college_updates[:3000], name="college")
         filler = fill_disk(disk / "filler")
-        job = g.ingest(college_updates, name="college", wait=False)
+        job = g.ingest(college_updates[:12_000], name="college", wait=False)
         # the shard that cannot write restarts, cannot reopen its log on the full disk,
         # and tries again until there is room: the source says it waits for it
         wait_for(lambda: "unavailable" in str(job.progress().get("waiting")), "a shard down")
@@ -106,7 +106,7 @@ def test_log_dir_moved_away_under_a_running_shard(ray_session, tmp_path, college
     with cr.GraphCluster(num_shards=2, log_dir=str(log_dir), batch_size=500) as g:
         g.ingest(college_updates[:3000], name="college")
         (log_dir / "shard-1").rename(tmp_path / "away")
-        job = g.ingest(college_updates, name="college", wait=False)
+        job = g.ingest(college_updates[:12_000], name="college", wait=False)
         # shard 1 refuses to write into a directory nobody can find, restarts, and never
         # starts over from an empty log: it waits for its directory to come back
         wait_for(lambda: "unavailable" in str(job.progress().get("waiting")), "shard 1 down")
@@ -115,4 +115,4 @@ def test_log_dir_moved_away_under_a_running_shard(ray_session, tmp_path, college
         report = job.wait(timeout=300)
         g.wait_idle()
         assert report.skipped == 3000
-        assert edge_counts(g) == expected_counts(college_updates)
+        assert edge_counts(g) == expected_counts(college_updates[:12_000])
