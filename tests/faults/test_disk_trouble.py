@@ -43,7 +43,7 @@ def test_disk_full_on_ray_waits_then_recovers(ray_session, disk, college_updates
     with cr.GraphCluster(num_shards=2, log_dir=str(disk / "g"), batch_size=500) as g:
         g.ingest(college_updates[:3000], name="college")
         filler = fill_disk(disk / "filler")
-        job = g.ingest(college_updates[:12_000], name="college", wait=False)
+        job = g.ingest(college_updates, name="college", wait=False)
         # the shard that cannot write restarts, cannot reopen its log on the full disk,
         # and tries again until there is room: the source says it waits for it
         wait_for(lambda: "unavailable" in str(job.progress().get("waiting")), "a shard down")
