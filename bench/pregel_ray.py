@@ -7,6 +7,8 @@ chooses which ``snapshot`` package is imported) and let ``--label`` name the sid
 lines into one table. Each run ingests CollegeMsg into a 2-shard ``GraphCluster`` on a
 local Ray (2 CPUs), takes the snapshot at ``--at`` and measures ``--trials`` times, in
 turn: networkx ``pagerank(tol=1e-10)`` on the built DiGraph (graph building excluded),
+and networkx as a user runs it on the file (the DiGraph of the edges up to ``--at`` built
+from the file, then the same pagerank: the issue's "networkx" of its 11x figure),
 the array-form Pregel PageRank on Ray with 2 partitions (after one warm-up run that
 starts the pooled actors), split into setup (partitions into the actors), supersteps
 and the rest (results), and inside the actors into compute (the worker's superstep) and
@@ -82,6 +84,17 @@ def _summary(runs: list[dict[str, Any]], reference: dict[Any, float]) -> dict[st
     return out
 
 
+def _nx_graph(nx: Any, path: Path) -> Any:
+    """The DiGraph of ``path``'s edges up to :data:`AT` (a SNAP ``src dst time`` file)."""
+    graph = nx.DiGraph()
+    with open(path) as f:
+        for line in f:
+            src, dst, ts = line.split()
+            if float(ts) <= AT:
+                graph.add_edge(int(src), int(dst))
+    return graph
+
+
 def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
     """One side's figures (see the module docstring)."""
     import networkx as nx
@@ -97,12 +110,7 @@ def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
     with cr.GraphCluster(num_shards=2, log_dir=str(work / "g")) as g:
         g.ingest(cr.SnapEdgeSource(collegemsg_path()))
         snap = g.snapshot(at=AT)
-        graph = nx.DiGraph()
-        with open(collegemsg_path()) as f:
-            for line in f:
-                src, dst, ts = line.split()
-                if float(ts) <= AT:
-                    graph.add_edge(int(src), int(dst))
+        graph = _nx_graph(nx, collegemsg_path())
         reference = nx.pagerank(graph, tol=1e-13, max_iter=1000)
         tables = (snap.vertices(), snap.edges())
         arrays, vertex = pagerank_arrays(0.85, TOL, 200), pagerank_program(0.85, TOL, 200)
@@ -113,11 +121,15 @@ def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
         _run_job(snap, arrays, "ray")  # starts the pooled actors
         _run_job(snap, vertex, "ray")
         nx_seconds: list[float] = []
+        nx_file_seconds: list[float] = []
         runs: dict[str, list[dict[str, Any]]] = {form: [] for form in programs}
         for _ in range(trials):
             started = time.perf_counter()
             nx.pagerank(graph, tol=TOL)
             nx_seconds.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            nx.pagerank(_nx_graph(nx, collegemsg_path()), tol=TOL)
+            nx_file_seconds.append(time.perf_counter() - started)
             for form, job_args in programs.items():
                 runs[form].append(_run_job(*job_args))
         load.append(os.getloadavg())
@@ -128,6 +140,7 @@ def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
             "load": load,
             "networkx_pagerank_seconds": _median(nx_seconds),
             "networkx_trials": [round(s, 4) for s in nx_seconds],
+            "networkx_file_seconds": _median(nx_file_seconds),
             **{form: _summary(r, reference) for form, r in runs.items()},
         }
         if profile:
@@ -145,10 +158,11 @@ def report(paths: list[Path]) -> str:
                 got = json.loads(line)
                 sides.setdefault(got["label"], []).append(got)
     rows = [
-        "| side | runs x trials | networkx | arrays on Ray | x networkx | setup | supersteps "
+        "| side | runs x trials | networkx | arrays on Ray | x networkx "
+        "| networkx from the file | x networkx from the file | setup | supersteps "
         "| ms per superstep | in actor: compute / exchange ms | other | arrays, generic path "
         "| per-vertex on Ray | arrays in process | load (1 min) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for label, got in sides.items():
 
@@ -161,11 +175,12 @@ def report(paths: list[Path]) -> str:
                 values.append(value)
             return _median(values)
 
-        nxs = med("networkx_pagerank_seconds")
+        nxs, nxf = med("networkx_pagerank_seconds"), med("networkx_file_seconds")
         loads = [f"{g['load'][0][0]:.0f}-{g['load'][-1][0]:.0f}" for g in got]
         rows.append(
             f"| {label} | {len(got)} x {len(got[0]['arrays']['trials'])} | {nxs:.3f} "
             f"| {med('arrays', 'seconds'):.3f} | {med('arrays', 'seconds') / nxs:.1f}x "
+            f"| {nxf:.3f} | {med('arrays', 'seconds') / nxf:.2f}x "
             f"| {med('arrays', 'setup'):.3f} | {med('arrays', 'supersteps_seconds'):.3f} "
             f"| {med('arrays', 'ms_per_superstep'):.2f} "
             f"| {med('arrays', 'actor_compute_ms'):.2f} / {med('arrays', 'actor_exchange_ms'):.2f} "
@@ -176,15 +191,50 @@ def report(paths: list[Path]) -> str:
     return "\n".join(rows)
 
 
+def fold(paths: list[Path], note: str) -> dict[str, Any]:
+    """The JSON ``bench.analyses`` reads for its target row: the last side's median run
+    (by the array form's seconds) at the top, with the medians over its runs of the
+    array form's and networkx's seconds; the first side's median run as ``before``;
+    every line under ``runs``."""
+    sides: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.startswith("{"):
+                got = json.loads(line)
+                sides.setdefault(got["label"], []).append(got)
+
+    def median_run(got: list[dict[str, Any]]) -> dict[str, Any]:
+        return sorted(got, key=lambda g: g["arrays"]["seconds"])[len(got) // 2]
+
+    labels = list(sides)
+    after = sides[labels[-1]]
+    top = median_run(after)
+    for key in ("networkx_pagerank_seconds", "networkx_file_seconds"):
+        top[key] = _median([g[key] for g in after if key in g])
+    top["arrays"] = {**top["arrays"], "seconds": _median([g["arrays"]["seconds"] for g in after])}
+    return {
+        "benchmark": "pregel_ray",
+        **top,
+        "label": f"{top['label']}, {note}".rstrip(", "),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "before": median_run(sides[labels[0]]) if len(labels) > 1 else None,
+        "runs": [g for got in sides.values() for g in got],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", default="this")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--report", nargs="*", type=Path, help="fold these JSON-line files")
+    parser.add_argument("--json", type=Path, help="with --report: also write the fold here")
+    parser.add_argument("--note", default="", help="with --json: where and how it was run")
     args = parser.parse_args()
     if args.report is not None:
         print(report(args.report))
+        if args.json is not None:
+            args.json.write_text(json.dumps(fold(args.report, args.note), indent=1) + "\n")
         return
     print(json.dumps(measure(args.label, args.trials, args.profile)), flush=True)
 
