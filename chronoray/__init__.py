@@ -81,9 +81,11 @@ if TYPE_CHECKING:
     )
     from snapshot.snapshot import SnapshotLost
     from vertex import Context, TemporalVertex, Update, UpdateKind, Vertex
+    from vertex.batch import BatchVertex, MessageBatch
 
 __all__ = [
     "algorithms",
+    "BatchVertex",
     "BfsDepth",
     "BitcoinCsvSource",
     "ClusterUnreachable",
@@ -111,6 +113,7 @@ __all__ = [
     "LogDirInUse",
     "Marker",
     "MalformedRecord",
+    "MessageBatch",
     "PregelJob",
     "PregelProgram",
     "Progress",
@@ -205,6 +208,8 @@ _LAZY: dict[str, str] = {
     "Subscription": "ephemeral",
     "temporal_mapreduce": "snapshot.models",
     "TemporalVertex": "vertex",
+    "BatchVertex": "vertex.batch",
+    "MessageBatch": "vertex.batch",
     "Update": "vertex",
     "UpdateKind": "vertex",
     "Vertex": "vertex",

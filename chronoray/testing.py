@@ -21,6 +21,8 @@
   :func:`fill_disk` and :func:`read_only` make real disk trouble (:mod:`chronoray.chaos`).
 * :class:`TokenVertex` and :func:`causality_violations` check that a past snapshot is a
   consistent cut: no vertex in it holds the effect of a message whose sending is not in it.
+* :class:`LedgerVertex` is a batch behavior (``on_updates``) to test the batch path with:
+  a running balance, a message count, the last amount and the time of the last message.
 """
 
 from __future__ import annotations
@@ -37,16 +39,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+import numpy as np
 import ray
 
 from chronoray.chaos import ChaosPlan, ChaosReport, fill_disk, read_only, run_chaos, small_disk
 from ephemeral.local import LiveLocalRuntime as LocalRuntime
 from vertex import Context, TemporalVertex, UpdateKind, VertexId
+from vertex.batch import BatchVertex, MessageBatch
 
 __all__ = [
     "EdgeOracle",
     "GatedSource",
     "IndexedVertex",
+    "LedgerVertex",
     "LocalRuntime",
     "TokenVertex",
     "causality_violations",
@@ -395,6 +400,26 @@ class TokenVertex(TemporalVertex):
             tokens = dict(ctx.state.get("tokens", {}))
             tokens[str(ctx.sender)] = max(msg["token"], tokens.get(str(ctx.sender), 0))
             ctx.state["tokens"] = tokens
+
+
+class LedgerVertex(BatchVertex, TemporalVertex):
+    """A temporal vertex whose ``amount`` messages run as batches: ``balance`` (their
+    running sum), ``messages`` (their count), ``last`` (the last amount) and ``seen_at``
+    (the time of the last one). An amount that is not a number fails its message."""
+
+    type_name: ClassVar[str] = "LedgerVertex"
+
+    def on_updates(self, batch: MessageBatch) -> Mapping[str, Any]:
+        amount = batch.column("amount", 0)
+        if amount.dtype.kind not in "iuf":
+            raise TypeError(f"amounts must be numbers, got {amount.dtype}")
+        ones = np.ones(len(batch), dtype=np.int64)
+        return {
+            "balance": batch.running_sum(amount, batch.state_column("balance", 0)),
+            "messages": batch.running_sum(ones, batch.state_column("messages", 0)),
+            "last": amount,
+            "seen_at": batch.time,
+        }
 
 
 class IndexedVertex(TemporalVertex):

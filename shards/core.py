@@ -49,6 +49,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import islice
+from types import MappingProxyType
 from typing import Any
 
 from shards.blocks import BlockWriter, SchemaTracker
@@ -112,6 +113,7 @@ from shards.replay import (
 )
 from shards.routing import shard_of
 from vertex.annotations import mark_module_api
+from vertex.batch import BatchVertex, MessageBatch, batch_rows
 from vertex.model import DirectHooks, Vertex, VertexTypes, temporal_edge
 from vertex.records import EDGE_KINDS, Update, UpdateKind, VertexId
 
@@ -130,6 +132,7 @@ _ERRORS_KEPT = 100
 _EDGE_KIND = {k.value: k for k in EDGE_KINDS}
 _IN_EDGE_KINDS = frozenset((UpdateKind.ADD_EDGE.value, UpdateKind.UPDATE_EDGE.value))
 _ADD_EDGE = UpdateKind.ADD_EDGE
+_MESSAGE = UpdateKind.MESSAGE.value
 
 
 class ShardFailed(RuntimeError):
@@ -293,6 +296,7 @@ class ShardCore:
         self._reorder: dict[str, dict[int, Batch]] = {}
         self._vector_grew = False
         self.stream_edges = self.types.stream_edges
+        self._batch_types = _batch_types(self.types)  # classes whose messages run as batches
         self._stream_batch = False  # the batch being applied carries stream edge halves
         self.times: dict[str, float] = {}  # time of the last update applied per source channel
         self.gate: dict[str, Promise] | None = None  # several sources: their promises
@@ -563,7 +567,10 @@ class ShardCore:
         first = self._wc + 1
         execute = self._execute
         self._stream_batch = halves and self.stream_edges
-        if self._stream_batch and (self._observer is None or not self._observer.watching):
+        watching = self._observer is not None and self._observer.watching
+        if self._batch_types and not watching:
+            self._run_with_batches(items, block, released)
+        elif self._stream_batch and not watching:
             direct = self._execute_direct
             for _, msg in items:
                 if not direct(msg, block):
@@ -575,6 +582,93 @@ class ShardCore:
         last = items[-1]
         self._account(channel, first, last[0], last[1][4], block, logged or items)
         return len(items)
+
+    def _run_with_batches(
+        self,
+        items: list[tuple[int, Message]],
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> None:
+        """:meth:`_run`'s loop where the graph has batch classes: each stretch of
+        consecutive stream messages to existing vertices of batch classes runs as one
+        :meth:`_run_batch`; every other item as in :meth:`_run`, in order between them."""
+        execute, vertices, batch_types = self._execute, self.vertices, self._batch_types
+        direct = self._execute_direct if self._stream_batch else None
+        stretch: list[tuple[Message, VertexRecord]] = []
+        for _, msg in items:
+            if msg[0] == K_UPDATE:
+                payload = msg[3]
+                if payload[0] == _MESSAGE and len(payload) == 4:  # not late: its own time
+                    record = vertices.get(msg[1])
+                    if record is not None and record.type_name in batch_types:
+                        stretch.append((msg, record))
+                        continue
+            if stretch:
+                self._run_batch(stretch, block, released)
+                stretch = []
+            if direct is None or not direct(msg, block):
+                execute(msg, block, released)
+        if stretch:
+            self._run_batch(stretch, block, released)
+
+    def _run_batch(
+        self,
+        stretch: list[tuple[Message, VertexRecord]],
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> None:
+        """Stream messages to existing vertices of batch classes, in order: one
+        ``on_updates`` call per class, then one log entry per message (its clock, time
+        and the fields it set), as :meth:`_execute` would have logged them one by one.
+        Where a class's ``on_updates`` raises or returns a malformed result, nothing of
+        the stretch was applied yet: it runs again message by message (the failing one
+        is recorded as failed, the others apply)."""
+        clocks: list[int] = []
+        times: list[float] = []
+        seen: dict[VertexId, tuple[int, float]] = {}
+        rows_of: dict[str, list[int]] = {}
+        for i, (msg, record) in enumerate(stretch):
+            vid, ts = msg[1], msg[4]
+            clock, time = seen.get(vid, (record.clock, record.time))
+            clock, time = clock + 1, (time if time > ts else ts)
+            seen[vid] = clock, time
+            clocks.append(clock)
+            times.append(time)
+            rows_of.setdefault(record.type_name, []).append(i)
+        changes: list[dict[str, Any]] = [{}] * len(stretch)
+        try:
+            for type_name, rows in rows_of.items():
+                behavior = self.types.behavior(type_name)
+                assert isinstance(behavior, BatchVertex)
+                states: dict[VertexId, Mapping[str, Any]] = {}
+                for i in rows:
+                    vid, record = stretch[i][0][1], stretch[i][1]
+                    if vid not in states:
+                        states[vid] = MappingProxyType(record.state)
+                batch = MessageBatch(
+                    [stretch[i][0][1] for i in rows],
+                    [times[i] for i in rows],
+                    [clocks[i] for i in rows],
+                    [stretch[i][0][3][2] for i in rows],
+                    list(states.values()),
+                )
+                for i, row in zip(rows, batch_rows(behavior, batch), strict=True):
+                    changes[i] = row
+        except Exception:  # one message at a time: the failing one is recorded as failed
+            for msg, _ in stretch:
+                self._execute(msg, block, released)
+            return
+        events = None if block is None else block.events
+        for i, (msg, record) in enumerate(stretch):
+            self._wc += 1
+            time, row = times[i], changes[i]
+            if time > self.max_time:
+                self.max_time = time
+            if row:
+                record.state = {**record.state, **row}
+            record.clock, record.time = clocks[i], time
+            if events is not None:
+                events.append((msg[1], clocks[i], time, row or None, None, None))
 
     def _run_columns(
         self,
@@ -1211,6 +1305,17 @@ class ShardCore:
         self.edge_count = sum(len(r.out_edges) for r in self.vertices.values())
         self._wc = last_worker_clock(store)
         self.vector[self.shard_id] = self._wc
+
+
+def _batch_types(types: VertexTypes) -> frozenset[str]:
+    """The type names whose stream messages run as batches: :class:`BatchVertex`
+    classes that keep its ``on_message`` (which runs ``on_updates`` on one message)."""
+    return frozenset(
+        name
+        for name in types.names()
+        if isinstance(types.behavior(name), BatchVertex)
+        and type(types.behavior(name)).on_message is BatchVertex.on_message
+    )
 
 
 mark_module_api(globals(), public=("VertexNotFound",))
