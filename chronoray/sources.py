@@ -580,6 +580,57 @@ class IterableSource(_RecordSource):
         """Each item's outcome in order, continuing after bad items (``None``: nothing to
         read now, passed on; it takes no position)."""
         name = self.name
+        for got in self._checked():
+            if got is None or isinstance(got, MalformedRecord):
+                yield got
+                continue
+            item, offset = got
+            if item.source == name and item.offset == offset:
+                yield item
+            else:
+                yield item.with_origin(name, offset)
+
+    def batches(self) -> Iterator[UpdateBatch | Update | MalformedRecord | None]:
+        """:meth:`records`, with each run of plain edge additions of a list or tuple --
+        ``add_edge`` between ``int`` ids (within int64), no properties, times all ``int``
+        or all ``float`` -- as one :class:`~vertex.columns.UpdateBatch` (converted once,
+        here: no stamped copy per update), which the feed routes as columns. Any other
+        item ends the run and comes as :meth:`records` gives it. Other iterables give
+        their :meth:`records`: a generator may wait between items, and holding its updates
+        back until a run is full would delay them."""
+        if not isinstance(self._items, list | tuple):
+            yield from self.records()
+            return
+        name = self.name
+        run: list[tuple[int, int, int | float, int]] = []
+        run_time: type | None = None
+        for got in self._checked():
+            if got is not None and not isinstance(got, MalformedRecord):
+                item, offset = got
+                time_type = type(item.ts)
+                if _plain_edge(item):
+                    if run and time_type is not run_time:
+                        yield _edge_run(name, run)
+                        run = []
+                    run_time = time_type
+                    run.append((item.vertex, item.dst, item.ts, offset))  # type: ignore[arg-type]
+                    if len(run) == _ROWS:
+                        yield _edge_run(name, run)
+                        run = []
+                    continue
+                if item.source != name or item.offset != offset:
+                    item = item.with_origin(name, offset)
+                got = item
+            if run:
+                yield _edge_run(name, run)
+                run = []
+            yield got
+        if run:
+            yield _edge_run(name, run)
+
+    def _checked(self) -> Iterator[tuple[Update, int] | MalformedRecord | None]:
+        """Each item with its offset, or its :class:`MalformedRecord` (see the class)."""
+        name = self.name
         last = -1
         pos = 0
         for item in self._items:
@@ -602,10 +653,34 @@ class IterableSource(_RecordSource):
                 )
                 continue
             last = offset
-            if item.source == name and item.offset == offset:
-                yield item
-            else:
-                yield item.with_origin(name, offset)
+            yield item, offset
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _plain_edge(u: Update) -> bool:
+    """An ``add_edge`` between int64 ids at an int64 or float time, without properties
+    or a class: what :meth:`IterableSource.batches` takes as columns."""
+    src, dst, ts = u.vertex, u.dst, u.ts
+    return (
+        u.kind is _ADD_EDGE
+        and type(src) is int
+        and type(dst) is int
+        and not u.props
+        and u.vertex_type is None
+        and _INT64_MIN <= src <= _INT64_MAX
+        and _INT64_MIN <= dst <= _INT64_MAX  # type: ignore[operator]
+        and (type(ts) is float or (type(ts) is int and _INT64_MIN <= ts <= _INT64_MAX))
+    )
+
+
+def _edge_run(name: str, run: list[tuple[int, int, int | float, int]]) -> UpdateBatch:
+    """Plain edge additions ``(src, dst, ts, offset)`` of source ``name`` as columns."""
+    src, dst, ts, offset = zip(*run, strict=True)
+    time = np.array(ts, dtype=np.int64 if type(ts[0]) is int else np.float64)
+    return UpdateBatch.edges(name, np.array(src, np.int64), np.array(dst, np.int64), time,
+                             np.array(offset, np.int64))  # fmt: skip
 
 
 # -- time order -----------------------------------------------------------------------------

@@ -349,6 +349,66 @@ def test_iterable_source_rejects_non_updates_and_decreasing_offsets() -> None:
     assert stats == ReadStats(read=2, rejected=1, last_offset=3)
 
 
+def _mixed_items() -> list[object]:
+    """Plain edge additions in runs broken by every kind of other item."""
+    items: list[object] = [Update.add_edge(i, i + 1, i) for i in range(20)]
+    items += [Update.add_edge(1, 2, 20.5), Update.add_edge(2, 3, 21.0)]  # float times
+    items += [Update.add_edge(3, 4, 22, weight=2), Update.add_edge("a", 1, 23)]
+    items += [None, Update.add_edge(1, 2, 24), Update.message(1, 25, x=1)]
+    items += [("not", "an update"), Update.add_edge(2**63, 1, 26), Update.add_edge(4, 5, 27)]
+    items += [Update.add_vertex(9, 28), Update.remove_edge(1, 2, 29), Update.add_edge(5, 6, 30)]
+    items += [Update.add_edge(6, 7, 31).with_origin("mine", 100), Update.add_edge(7, 8, 32)]
+    items += [Update.add_edge(i, i + 2, 33 + i) for i in range(9000)]  # longer than a batch
+    return items
+
+
+def test_iterable_source_batches_give_the_records_as_columns() -> None:
+    """A list's runs of plain edge additions come as columns; unrolled, they are exactly
+    the updates ``records()`` gives (offsets, times and their types included), and every
+    other item -- ``None``, a bad item, an edge with properties or a non-int id -- comes
+    as ``records()`` gives it, in order."""
+    from vertex.columns import UpdateBatch
+
+    source = IterableSource(_mixed_items(), name="mine")  # type: ignore[arg-type]
+    batches = list(source.batches())
+    assert sum(isinstance(b, UpdateBatch) for b in batches) >= 6
+    assert max(len(b) for b in batches if isinstance(b, UpdateBatch)) == 8192
+    unrolled: list[object] = []
+    for item in batches:
+        unrolled += list(item.updates()) if isinstance(item, UpdateBatch) else [item]
+    records = list(source.records())
+    assert len(unrolled) == len(records)
+    for got, want in zip(unrolled, records, strict=True):
+        if isinstance(want, MalformedRecord):
+            assert isinstance(got, MalformedRecord) and str(got) == str(want)
+            continue
+        assert got == want and type(getattr(got, "ts", None)) is type(getattr(want, "ts", None))
+    # Anything but a list or tuple (a generator may wait between items): rows only.
+    lazy = IterableSource(iter(_mixed_items()), name="mine")  # type: ignore[arg-type]
+    assert not any(isinstance(b, UpdateBatch) for b in lazy.batches())
+
+
+def test_a_list_and_a_generator_of_updates_make_the_same_graph(tmp_path: Path) -> None:
+    import chronoray as cr
+
+    def graph(items: object, where: str) -> tuple[object, ...]:
+        with cr.GraphCluster(runtime="local", num_shards=2, log_dir=str(tmp_path / where)) as g:
+            source = cr.IterableSource(items, name="s")  # type: ignore[arg-type]
+            report = g.ingest(source, on_error="skip")
+            vertices, edges = g.snapshot(at=1000).to_pandas()
+            cut = g.snapshot(at=30).to_pandas()[1]
+            return (
+                report.updates,
+                report.rejected,
+                sorted(map(repr, vertices.itertuples(index=False))),
+                sorted(map(repr, edges.itertuples(index=False))),
+                sorted(map(repr, cut.itertuples(index=False))),
+            )
+
+    items = _mixed_items()
+    assert graph(items, "list") == graph(iter(items), "generator")
+
+
 # -- opening -----------------------------------------------------------------------------------
 
 
