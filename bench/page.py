@@ -22,11 +22,13 @@ _WHY = {
     "view at T": "chronoray rebuilds the cut from its shard logs on Ray (any past T, "
     "consistent, off the live path); Raphtory's view is a filter over its in-memory "
     "temporal index; networkx builds the graph at T in Python; Spark plans and runs jobs",
-    "pagerank": "chronoray's scatter/gather runs as Ray tasks over Arrow partitions; "
-    "networkx uses scipy sparse matrices in one process; Raphtory runs compiled Rust; Spark "
-    "pays scheduling per iteration",
-    "components": "as PageRank: chronoray's edge-centric rounds on Ray against compiled or "
-    "in-process code",
+    "pagerank": "chronoray picks its engine by the snapshot's size (a vectorized kernel "
+    "over the snapshot's Arrow tables in the driver for graphs that fit, Pregel on Ray "
+    "beyond) and first fetches the tables from the shards' object store; networkx uses "
+    "scipy sparse matrices on a graph it holds; Raphtory runs compiled Rust; Spark pays "
+    "scheduling per iteration",
+    "components": "as PageRank: chronoray's engine chosen by size, its tables fetched first, "
+    "against compiled or in-process code",
 }
 _PHASES = ("load", "view at T", "pagerank", "components")
 _ALIASES = {"ingest": "load"}  # chronoray's load is its ingest of the stream

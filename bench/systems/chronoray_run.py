@@ -1,6 +1,7 @@
 """chronoray, through its public API only: ``GraphCluster.ingest`` of the GraphTides
 file (the stream itself, not the Parquet: its own source), ``snapshot(at=T)``, its
-PageRank and components on the snapshot (``cr.algorithms``, on Ray), and -- asked with
+PageRank and components on the snapshot (``cr.algorithms``, on the engine they pick by
+the snapshot's size, as a user gets them; the notes say which), and -- asked with
 ``"spark": true`` -- the same two as Spark analyses through RayDP (``g.analyze``)."""
 
 from __future__ import annotations
@@ -39,15 +40,15 @@ def view(shared: dict[str, Any]) -> None:
 
 
 def pagerank(shared: dict[str, Any]) -> None:
-    ranks = cr.algorithms.pagerank(
-        shared["snapshot"], model="scatter_gather", tol=shared["params"].tol
-    )
+    ranks = cr.algorithms.pagerank(shared["snapshot"], tol=shared["params"].tol)
     shared["ranks"] = ranks.to_dict("rank")
+    shared["notes"]["pagerank_engine"] = ranks.info.get("engine")
 
 
 def components(shared: dict[str, Any]) -> None:
-    result = cr.algorithms.connected_components(shared["snapshot"], model="scatter_gather")
+    result = cr.algorithms.connected_components(shared["snapshot"])
     shared["components"] = result.to_dict("component")
+    shared["notes"]["components_engine"] = result.info.get("engine")
 
 
 def shard_memory(shared: dict[str, Any]) -> None:
