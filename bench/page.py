@@ -217,7 +217,8 @@ def write_page(out: Path = RESULTS) -> Path:
         "# chronoray evaluation results",
         "",
         "Made by `python -m bench page` from `framework/*.json` (written by `python -m bench "
-        "WORKLOAD ...` / `chronoray bench`, and `python -m bench curves`); do not edit by hand. "
+        "WORKLOAD ...` / `chronoray bench`, and `python -m bench curves`; `python -m bench all` "
+        "runs every section again as recorded, then this page); do not edit by hand. "
         "Each section names its workload, configuration, machine, load, versions and date. "
         "The machine is a shared 2-CPU VM: compare figures within one run, not across runs.",
         "",

@@ -11,6 +11,7 @@ the results page (``OUT/README.md``, :mod:`bench.page`) is made anew.
     python -m bench social --sizes 3000,30000,300000 --trials 6
     python -m bench ring --runtime local --rate 20000
     python -m bench page          # only the page, from the results there are
+    python -m bench all           # every section of the page again, as recorded, then the page
     python -m bench curves        # the long scaling curves (minutes to hours)
     python -m bench list          # the workloads
 """
@@ -197,6 +198,61 @@ def _sizes(text: str | None, name: str) -> list[int]:
     return [int(s.replace("_", "")) for s in text.split(",") if s.strip()]
 
 
+def rerun_all(argv: list[str]) -> int:
+    """``python -m bench all``: run every section of the results page again with the
+    configuration its JSON recorded (workload, sizes, runtime, rate, shards, trials,
+    systems compared, cut; the curves' sizes and parts), then make the page: one
+    command reproduces every table and plot."""
+    parser = argparse.ArgumentParser(prog="python -m bench all", description=rerun_all.__doc__)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="Results directory.")
+    parser.add_argument("--no-curves", action="store_true", help="Skip the long curves.")
+    args = parser.parse_args(argv)
+    framework = args.out / "framework"
+    for path in sorted(framework.glob("*.json")):
+        if path.name == "curves.json":
+            continue
+        recorded = json.loads(path.read_text())
+        config = recorded["config"]
+        print(f"== {recorded['workload']}: {config}", flush=True)
+        run_workload(
+            recorded["workload"],
+            [size["stream"]["size"] for size in recorded["sizes"]],
+            systems=config["compare"],
+            runtime=config["runtime"],
+            rate=config["rate"],
+            shards=config["shards"],
+            trials=config["trials"],
+            at_fraction=config["at_fraction"],
+            out=args.out,
+            progress=sys.stdout.isatty(),
+        )
+    curves = framework / "curves.json"
+    if curves.exists() and not args.no_curves:
+        from bench.curves import main as run_curves
+
+        print("== curves", flush=True)
+        run_curves(["--out", str(args.out), *_curve_args(json.loads(curves.read_text()))])
+    from bench.page import write_page
+
+    print(f"wrote {write_page(args.out)}")
+    return 0
+
+
+def _curve_args(recorded: dict[str, Any]) -> list[str]:
+    """The ``bench curves`` arguments that make ``recorded`` (a ``curves.json``) again."""
+    out = ["--parts", ",".join(p for p in ("stream", "shards", "spark") if p in recorded)]
+    sizes = {
+        "stream": "--sizes",
+        "spark": "--graph-sizes",
+    }
+    for part, option in sizes.items():
+        if part in recorded:
+            out += [option, ",".join(str(p["events"]) for p in recorded[part]["points"])]
+    if "shards" in recorded and recorded["shards"]["points"]:
+        out += ["--shard-size", str(recorded["shards"]["points"][0]["events"])]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["page"]:
@@ -207,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench.curves import main as curves
 
         return curves(argv[1:])
+    if argv[:1] == ["all"]:
+        return rerun_all(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument(
         "workload",

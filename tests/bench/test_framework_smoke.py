@@ -175,6 +175,35 @@ def test_runner_writes_results_and_the_page(tmp_path):
     assert "## college" in page and "| 1,000 |" in page
 
 
+@pytest.mark.long  # a benchmark smoke test: the long set (bench/results/long_tests.md)
+def test_bench_all_reruns_every_section_as_recorded(tmp_path):
+    """``python -m bench all`` runs each recorded workload again with its recorded
+    configuration, then makes the page."""
+    from bench.run import main
+
+    run_workload("ring", [300], systems=[], runtime="local", trials=2, out=tmp_path,
+                 progress=False)  # fmt: skip
+    before = json.loads((tmp_path / "framework" / "ring.json").read_text())
+    assert main(["all", "--out", str(tmp_path), "--no-curves"]) == 0
+    after = json.loads((tmp_path / "framework" / "ring.json").read_text())
+    assert after["config"] == before["config"]
+    assert after["sizes"][0]["replay"] != before["sizes"][0]["replay"]  # measured again
+    assert [s["stream"] for s in after["sizes"]] == [s["stream"] for s in before["sizes"]]
+    assert "## ring" in (tmp_path / "README.md").read_text()
+
+
+def test_bench_all_runs_the_curves_as_recorded():
+    from bench.run import _curve_args
+
+    recorded = {
+        "stream": {"points": [{"events": 100}, {"events": 300}]},
+        "shards": {"points": [{"events": 200, "shards": s} for s in (1, 2, 4)]},
+    }
+    assert _curve_args(recorded) == [
+        "--parts", "stream,shards", "--sizes", "100,300", "--shard-size", "200"
+    ]  # fmt: skip
+
+
 def test_chronoray_bench_command_runs_the_checkout_runner(tmp_path):
     chronoray = str(Path(sys.executable).parent / "chronoray")
     root = Path(__file__).resolve().parents[2]
