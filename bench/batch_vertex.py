@@ -19,21 +19,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile
-import io
 import os
-import pstats
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import chronoray as cr
-from bench.report import machine, write_results
+from bench.report import machine, profile_top, write_results
 from shards.core import ShardCore
 from vertex.batch import BatchVertex, MessageBatch
 from vertex.model import Context, TemporalVertex
@@ -127,15 +124,6 @@ def _ingest(cls: type[TemporalVertex], stream: list[cr.Update], where: Path) -> 
         return time.perf_counter() - began
 
 
-def _profile(run: Callable[[], Any], lines: int = 16) -> str:
-    profile = cProfile.Profile()
-    profile.runcall(run)
-    text = io.StringIO()
-    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(lines)
-    kept = [line for line in text.getvalue().splitlines() if line.strip()]
-    return "\n".join(kept[: lines + 6])
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=10_000)
@@ -157,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         {"seconds": seconds, "user": _USER[0], "shard": _SHARD[0]}
                     )
         loads.append(os.getloadavg())
-        profile = _profile(lambda: _ingest(Batched, stream, work / "g"))
+        profile = profile_top(lambda: _ingest(Batched, stream, work / "g"), 16, "tottime")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     n = args.messages

@@ -149,14 +149,20 @@ def measure(label: str, trials: int, profile: bool) -> dict[str, Any]:
     return result
 
 
-def report(paths: list[Path]) -> str:
-    """The markdown table of every side's JSON lines in ``paths`` (medians over runs)."""
+def _sides(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
+    """The JSON lines of ``paths`` by their side's label, in order."""
     sides: dict[str, list[dict[str, Any]]] = {}
     for path in paths:
         for line in path.read_text().splitlines():
             if line.startswith("{"):
                 got = json.loads(line)
                 sides.setdefault(got["label"], []).append(got)
+    return sides
+
+
+def report(paths: list[Path]) -> str:
+    """The markdown table of every side's JSON lines in ``paths`` (medians over runs)."""
+    sides = _sides(paths)
     rows = [
         "| side | runs x trials | networkx | arrays on Ray | x networkx "
         "| networkx from the file | x networkx from the file | setup | supersteps "
@@ -196,12 +202,7 @@ def fold(paths: list[Path], note: str) -> dict[str, Any]:
     (by the array form's seconds) at the top, with the medians over its runs of the
     array form's and networkx's seconds; the first side's median run as ``before``;
     every line under ``runs``."""
-    sides: dict[str, list[dict[str, Any]]] = {}
-    for path in paths:
-        for line in path.read_text().splitlines():
-            if line.startswith("{"):
-                got = json.loads(line)
-                sides.setdefault(got["label"], []).append(got)
+    sides = _sides(paths)
 
     def median_run(got: list[dict[str, Any]]) -> dict[str, Any]:
         return sorted(got, key=lambda g: g["arrays"]["seconds"])[len(got) // 2]
