@@ -40,7 +40,7 @@ be deterministic.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -125,7 +125,7 @@ class BatchVertex(Vertex):
     """A vertex class whose stream messages run as batches: implement :meth:`on_updates`
     (see the module docstring for when to use it and its guarantees)."""
 
-    type_name = "BatchVertex"
+    type_name: ClassVar[str] = "BatchVertex"
 
     def on_updates(self, batch: MessageBatch) -> Mapping[str, npt.ArrayLike]:
         """The state fields each message leaves behind: ``{field: values}`` with one value
