@@ -584,11 +584,7 @@ class IterableSource(_RecordSource):
             if got is None or isinstance(got, MalformedRecord):
                 yield got
                 continue
-            item, offset = got
-            if item.source == name and item.offset == offset:
-                yield item
-            else:
-                yield item.with_origin(name, offset)
+            yield _stamped(*got, name)
 
     def batches(self) -> Iterator[UpdateBatch | Update | MalformedRecord | None]:
         """:meth:`records`, with each run of plain edge additions of a list or tuple --
@@ -618,9 +614,7 @@ class IterableSource(_RecordSource):
                         yield _edge_run(name, run)
                         run = []
                     continue
-                if item.source != name or item.offset != offset:
-                    item = item.with_origin(name, offset)
-                got = item
+                got = _stamped(item, offset, name)
             if run:
                 yield _edge_run(name, run)
                 run = []
@@ -654,6 +648,13 @@ class IterableSource(_RecordSource):
                 continue
             last = offset
             yield item, offset
+
+
+def _stamped(item: Update, offset: int, name: str) -> Update:
+    """``item`` with the id ``(name, offset)``: itself if it carries that id already."""
+    if item.source == name and item.offset == offset:
+        return item
+    return item.with_origin(name, offset)
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
