@@ -640,17 +640,13 @@ class ShardCore:
             for type_name, rows in rows_of.items():
                 behavior = self.types.behavior(type_name)
                 assert isinstance(behavior, BatchVertex)
-                states: dict[VertexId, Mapping[str, Any]] = {}
-                for i in rows:
-                    vid, record = stretch[i][0][1], stretch[i][1]
-                    if vid not in states:
-                        states[vid] = MappingProxyType(record.state)
+                records = {stretch[i][0][1]: stretch[i][1] for i in rows}  # first-seen order
                 batch = MessageBatch(
                     [stretch[i][0][1] for i in rows],
                     [times[i] for i in rows],
                     [clocks[i] for i in rows],
                     [stretch[i][0][3][2] for i in rows],
-                    list(states.values()),
+                    [MappingProxyType(record.state) for record in records.values()],
                 )
                 for i, row in zip(rows, batch_rows(behavior, batch), strict=True):
                     changes[i] = row
