@@ -399,9 +399,10 @@ _MAX_PARTS = 512  # buffers per sendmsg (the system allows 1024)
 # How long an exchange polls its sockets before it blocks in poll(): partitions finish a
 # step within a fraction of a millisecond of each other, and a blocked process's wake-up
 # costs about as much again. Only while every partition can have a CPU of its own (more
-# partitions than CPUs: polling would take the CPU a peer needs to finish its step).
+# partitions than CPUs: polling would take the CPU a peer needs to finish its step). The
+# CPUs this process may run on, not the machine's: a container may see more than it gets.
 _SPIN_SECONDS = 0.002
-_CPUS = os.cpu_count() or 1
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 _CONNECT_SECONDS = 60.0
 _AUTHKEY = secrets.token_bytes(16)  # this driver's actors' mesh key
 
