@@ -209,7 +209,7 @@ def fold(paths: list[Path], note: str) -> dict[str, Any]:
 
     labels = list(sides)
     after = sides[labels[-1]]
-    top = median_run(after)
+    top = dict(median_run(after))  # a copy: the run itself stays as it was under "runs"
     for key in ("networkx_pagerank_seconds", "networkx_file_seconds"):
         top[key] = _median([g[key] for g in after if key in g])
     top["arrays"] = {**top["arrays"], "seconds": _median([g["arrays"]["seconds"] for g in after])}
@@ -217,7 +217,9 @@ def fold(paths: list[Path], note: str) -> dict[str, Any]:
         "benchmark": "pregel_ray",
         **top,
         "label": f"{top['label']}, {note}".rstrip(", "),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "date": time.strftime(  # when the last run was written, not when it was folded
+            "%Y-%m-%d %H:%M UTC", time.gmtime(max(p.stat().st_mtime for p in paths))
+        ),
         "before": median_run(sides[labels[0]]) if len(labels) > 1 else None,
         "runs": [g for got in sides.values() for g in got],
     }
