@@ -406,26 +406,32 @@ class GraphController:
     # -- instructions -----------------------------------------------------------------
 
     async def _do(self, instructions: list[Instruction]) -> None:
-        for instruction in instructions:
-            await self._carry_out(instruction)
+        """Carry out what the coordinator just decided, in order. What the shards are told
+        is numbered here, before the first wait: calls interleave at their waits (a
+        shard slow to answer one), and a frontier or gate decided earlier but sent later
+        must carry the older number, so that no shard takes it over a newer one."""
+        numbered = [(i, self._number() if _told_shards(i) else 0) for i in instructions]
+        for instruction, seq in numbered:
+            await self._carry_out(instruction, seq)
 
-    async def _carry_out(self, instruction: Instruction) -> None:
+    async def _carry_out(self, instruction: Instruction, seq: int = 0) -> None:
         if isinstance(instruction, ReadFloor):
             times = await self._shard_times()
             told = self._coordinator.handle(FloorRead(instruction.source, times))
             self._keep()  # the source is open, with its floor
             await self._do(told)
         else:
-            await self._tell(self._issue(instruction))
+            await self._tell(self._issue(instruction, seq))
 
-    def _issue(self, instruction: Instruction) -> list[Any]:
-        """Start carrying out ``instruction``; returns the shard calls it made."""
+    def _issue(self, instruction: Instruction, seq: int = 0) -> list[Any]:
+        """Start carrying out ``instruction`` (numbered ``seq`` if it tells the shards
+        something; ``0``: numbered now); returns the shard calls it made."""
         match instruction:
             case SetFrontier(time=t, reset=reset):
-                seq = self._number()
+                seq = seq or self._number()
                 return [s.set_frontier(t, reset, seq) for s in self._shards]
             case SetGate(gate=gate):
-                seq = self._number()
+                seq = seq or self._number()
                 return [s.set_gate(gate, seq) for s in self._shards]
             case (
                 AdvanceWatermark(source=name) | Resend(source=name) | ReportProgress(source=name)
@@ -465,6 +471,11 @@ class GraphController:
                 raise result
             stats.append(result)
         return tuple(dict(s.times) for s in stats)
+
+
+def _told_shards(instruction: Instruction) -> bool:
+    """Whether ``instruction`` tells every shard a value (numbered: they take only newer)."""
+    return isinstance(instruction, SetFrontier | SetGate)
 
 
 mark_module_api(globals())

@@ -27,6 +27,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
 import signal
 import socket
@@ -44,6 +46,7 @@ import ray
 
 from chronoray.chaos import ChaosPlan, ChaosReport, fill_disk, read_only, run_chaos, small_disk
 from ephemeral.local import LiveLocalRuntime as LocalRuntime
+from shards.protocol import ShardStats
 from vertex import Context, TemporalVertex, UpdateKind, VertexId
 from vertex.batch import BatchVertex, MessageBatch
 
@@ -53,6 +56,7 @@ __all__ = [
     "IndexedVertex",
     "LedgerVertex",
     "LocalRuntime",
+    "RecordingShard",
     "TokenVertex",
     "causality_violations",
     "edge_oracle",
@@ -182,6 +186,62 @@ class GatedSource:
 
     def _file(self, name: str) -> str:
         return os.path.join(self.directory, name)
+
+
+class RecordingShard:
+    """A stand-in for a shard worker (``ray.remote`` it, async) for tests of what the
+    graph's controller tells the shards: it takes a frontier or gate as a shard does --
+    one numbered below the last it took is ignored -- and keeps what it holds.
+    :meth:`hold_frontiers` makes its ``set_frontier`` calls wait until :meth:`release`,
+    as a shard busy with a long batch answers late."""
+
+    def __init__(self, shard: int) -> None:
+        self.shard = shard
+        self.frontier = -math.inf
+        self.gate: dict[str, Any] | None = None
+        self.frontier_calls = 0
+        self._taken = {"frontier": -1, "gate": -1}
+        self._held = False
+        self._released: asyncio.Event | None = None
+
+    async def stats(self, pending_time: bool = False) -> ShardStats:
+        """Counters of an empty shard (the controller reads its source times)."""
+        return ShardStats(self.shard, 0, 0, 0, [0], 0, 0, [0], {}, 0, {}, 0, self.gate, 0)
+
+    async def set_frontier(self, time: float, reset: bool = False, seq: int = 0) -> None:
+        """Take the frontier (after :meth:`release`, while held)."""
+        self.frontier_calls += 1
+        if self._held:
+            if self._released is None:
+                self._released = asyncio.Event()
+            await self._released.wait()
+        if self._newer("frontier", seq):
+            self.frontier = time if reset else max(self.frontier, time)
+
+    async def set_gate(self, gate: dict[str, Any] | None, seq: int = 0) -> None:
+        """Take the gate."""
+        if self._newer("gate", seq):
+            self.gate = gate
+
+    async def hold_frontiers(self) -> None:
+        """Make ``set_frontier`` calls wait until :meth:`release`."""
+        self._held = True
+
+    async def release(self) -> None:
+        """Let the waiting ``set_frontier`` calls go on."""
+        self._held = False
+        if self._released is not None:
+            self._released.set()
+
+    async def told(self) -> tuple[float, dict[str, Any] | None, int]:
+        """The frontier and gate it holds, and how many frontiers it was sent."""
+        return self.frontier, self.gate, self.frontier_calls
+
+    def _newer(self, what: str, seq: int) -> bool:
+        if seq < self._taken[what]:
+            return False
+        self._taken[what] = seq
+        return True
 
 
 def _touch(path: str) -> None:
