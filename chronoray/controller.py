@@ -9,8 +9,9 @@ for every driver and source actor at once:
   :class:`~shards.coordinator.SourceCoordinator` (the same state machine the in-process
   runtime drives), hands it what sources, shards and drivers report -- a source opened,
   progressed, idle, ended; a shard restarted -- and carries out its instructions: the
-  frontier and the gate go to the shards (numbered, so that a shard never takes an older
-  one after a newer), a floor is read from the shards' times, a watermark to advance or a
+  frontier and the gate go to the shards (numbered in the order the coordinator decided
+  them, so that a shard never takes an older one after a newer, even when the older one
+  is sent later), a floor is read from the shards' times, a watermark to advance or a
   resend goes to the source's mailbox, which its pump long-polls (:meth:`instructions`);
 * how every source ended (:class:`~chronoray.ingest.SourceFinal`, long-polled by
   :meth:`GraphController.final`), and a summary per source name -- updates
