@@ -89,6 +89,7 @@ __all__ = [
 ]
 
 _ADD_EDGE = UpdateKind.ADD_EDGE
+_MESSAGE = UpdateKind.MESSAGE
 _new = object.__new__
 _set = object.__setattr__
 _UPDATE_FIELDS = ("kind", "vertex", "ts", "dst", "props", "vertex_type", "source", "offset")
@@ -587,40 +588,44 @@ class IterableSource(_RecordSource):
             yield _stamped(*got, name)
 
     def batches(self) -> Iterator[UpdateBatch | Update | MalformedRecord | None]:
-        """:meth:`records`, with each run of plain edge additions of a list or tuple --
+        """:meth:`records`, with each run of a list or tuple's plain edge additions --
         ``add_edge`` between ``int`` ids (within int64), no properties, times all ``int``
-        or all ``float`` -- as one :class:`~vertex.columns.UpdateBatch` (converted once,
-        here: no stamped copy per update), which the feed routes as columns. Any other
-        item ends the run and comes as :meth:`records` gives it. Other iterables give
-        their :meth:`records`: a generator may wait between items, and holding its updates
-        back until a run is full would delay them."""
+        or all ``float`` -- and each run of its plain messages -- ``message`` to an
+        ``int`` id, times all ``int`` or all ``float``, payloads with the same keys in
+        the same order, each key's values all ``int`` (within int64), all ``float``, all
+        ``str`` or all ``bool`` -- as one :class:`~vertex.columns.UpdateBatch` (converted
+        once, here: no stamped copy per update), which the feed routes as columns. Any
+        other item ends the run and comes as :meth:`records` gives it; a run of messages
+        whose payload values do not fit one Arrow column each comes as its records.
+        Other iterables give their :meth:`records`: a generator may wait between items,
+        and holding its updates back until a run is full would delay them."""
         if not isinstance(self._items, list | tuple):
             yield from self.records()
             return
         name = self.name
-        run: list[tuple[int, int, int | float, int]] = []
-        run_time: type | None = None
+        run: list[tuple[Update, int]] = []
+        run_key: tuple[Any, ...] = ()
         for got in self._checked():
             if got is not None and not isinstance(got, MalformedRecord):
                 item, offset = got
-                time_type = type(item.ts)
-                if _plain_edge(item):
-                    if run and time_type is not run_time:
-                        yield _edge_run(name, run)
+                key = _column_key(item)
+                if key is not None:
+                    if run and key != run_key:
+                        yield from _column_run(name, run, run_key)
                         run = []
-                    run_time = time_type
-                    run.append((item.vertex, item.dst, item.ts, offset))  # type: ignore[arg-type]
+                    run_key = key
+                    run.append(got)
                     if len(run) == _ROWS:
-                        yield _edge_run(name, run)
+                        yield from _column_run(name, run, run_key)
                         run = []
                     continue
                 got = _stamped(item, offset, name)
             if run:
-                yield _edge_run(name, run)
+                yield from _column_run(name, run, run_key)
                 run = []
             yield got
         if run:
-            yield _edge_run(name, run)
+            yield from _column_run(name, run, run_key)
 
     def _checked(self) -> Iterator[tuple[Update, int] | MalformedRecord | None]:
         """Each item with its offset, or its :class:`MalformedRecord` (see the class)."""
@@ -676,12 +681,74 @@ def _plain_edge(u: Update) -> bool:
     )
 
 
-def _edge_run(name: str, run: list[tuple[int, int, int | float, int]]) -> UpdateBatch:
-    """Plain edge additions ``(src, dst, ts, offset)`` of source ``name`` as columns."""
-    src, dst, ts, offset = zip(*run, strict=True)
-    time = np.array(ts, dtype=np.int64 if type(ts[0]) is int else np.float64)
-    return UpdateBatch.edges(name, np.array(src, np.int64), np.array(dst, np.int64), time,
-                             np.array(offset, np.int64))  # fmt: skip
+def _plain_message(u: Update) -> bool:
+    """A ``message`` to an int64 id at an int64 or float time, without a class, its
+    payload a ``dict``: what :meth:`IterableSource.batches` may take as columns."""
+    vertex, ts = u.vertex, u.ts
+    return (
+        u.kind is _MESSAGE
+        and type(vertex) is int
+        and u.vertex_type is None
+        and type(u.props) is dict
+        and _INT64_MIN <= vertex <= _INT64_MAX
+        and (type(ts) is float or (type(ts) is int and _INT64_MIN <= ts <= _INT64_MAX))
+    )
+
+
+def _column_key(u: Update) -> tuple[Any, ...] | None:
+    """What the updates of one column run share (their kind, time type and payload
+    keys), or ``None`` for an update that travels as a row."""
+    if _plain_edge(u):
+        return (_ADD_EDGE, type(u.ts))
+    if _plain_message(u):
+        return (_MESSAGE, type(u.ts), *u.props)
+    return None
+
+
+def _column_run(
+    name: str, run: list[tuple[Update, int]], key: tuple[Any, ...]
+) -> Iterator[UpdateBatch | Update]:
+    """Updates ``(update, offset)`` of one :func:`_column_key` ``key`` as columns: one
+    batch, or -- messages whose payloads do not fit -- their stamped rows."""
+    vertex = np.array([u.vertex for u, _ in run], np.int64)
+    time = np.array([u.ts for u, _ in run], np.int64 if key[1] is int else np.float64)
+    offset = np.array([o for _, o in run], np.int64)
+    if key[0] is _ADD_EDGE:
+        dst = np.array([u.dst for u, _ in run], np.int64)
+        yield UpdateBatch.edges(name, vertex, dst, time, offset)
+        return
+    props = _payload_columns([u.props for u, _ in run], key[2:])
+    if props is False:
+        yield from (_stamped(u, o, name) for u, o in run)
+        return
+    yield UpdateBatch.messages(name, vertex, time, offset, props)
+
+
+_PAYLOAD_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_()}
+
+
+def _payload_columns(
+    payloads: list[Any], keys: tuple[Any, ...]
+) -> pa.StructArray | None | Literal[False]:
+    """Payloads with the keys ``keys`` as a struct column (``None``: no keys), or
+    ``False`` when a key is not a ``str`` or its values are not all of one type of
+    :data:`_PAYLOAD_TYPES` (ints within int64): then only rows keep them exactly."""
+    if not keys:
+        return None
+    arrays = []
+    for key in keys:
+        if type(key) is not str:
+            return False
+        values = [p[key] for p in payloads]
+        types = set(map(type, values))
+        arrow_type = _PAYLOAD_TYPES.get(types.pop()) if len(types) == 1 else None
+        if arrow_type is None:
+            return False
+        try:
+            arrays.append(pa.array(values, arrow_type))
+        except (pa.ArrowException, OverflowError):
+            return False
+    return pa.StructArray.from_arrays(arrays, list(keys))
 
 
 # -- time order -----------------------------------------------------------------------------
