@@ -665,43 +665,30 @@ def _stamped(item: Update, offset: int, name: str) -> Update:
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _plain_edge(u: Update) -> bool:
-    """An ``add_edge`` between int64 ids at an int64 or float time, without properties
-    or a class: what :meth:`IterableSource.batches` takes as columns."""
-    src, dst, ts = u.vertex, u.dst, u.ts
-    return (
-        u.kind is _ADD_EDGE
-        and type(src) is int
-        and type(dst) is int
-        and not u.props
-        and u.vertex_type is None
-        and _INT64_MIN <= src <= _INT64_MAX
-        and _INT64_MIN <= dst <= _INT64_MAX  # type: ignore[operator]
-        and (type(ts) is float or (type(ts) is int and _INT64_MIN <= ts <= _INT64_MAX))
-    )
-
-
-def _plain_message(u: Update) -> bool:
-    """A ``message`` to an int64 id at an int64 or float time, without a class, its
-    payload a ``dict``: what :meth:`IterableSource.batches` may take as columns."""
-    vertex, ts = u.vertex, u.ts
-    return (
-        u.kind is _MESSAGE
-        and type(vertex) is int
-        and u.vertex_type is None
-        and type(u.props) is dict
-        and _INT64_MIN <= vertex <= _INT64_MAX
-        and (type(ts) is float or (type(ts) is int and _INT64_MIN <= ts <= _INT64_MAX))
-    )
-
-
 def _column_key(u: Update) -> tuple[Any, ...] | None:
-    """What the updates of one column run share (their kind, time type and payload
-    keys), or ``None`` for an update that travels as a row."""
-    if _plain_edge(u):
-        return (_ADD_EDGE, type(u.ts))
-    if _plain_message(u):
-        return (_MESSAGE, type(u.ts), *u.props)
+    """What the updates of one column run share -- their kind, time type and (messages)
+    payload keys -- for an update :meth:`IterableSource.batches` may take as columns: an
+    ``add_edge`` between int64 ids without properties, or a ``message`` to an int64 id
+    with a ``dict`` payload; at an int64 or float time, naming no class. ``None``: the
+    update travels as a row. (One function: it runs once per item of a list.)"""
+    ts, vertex = u.ts, u.vertex
+    time_type = type(ts)
+    if time_type is int:
+        if not _INT64_MIN <= ts <= _INT64_MAX:
+            return None
+    elif time_type is not float:
+        return None
+    if type(vertex) is not int or u.vertex_type is not None:
+        return None
+    if not _INT64_MIN <= vertex <= _INT64_MAX:
+        return None
+    kind, props = u.kind, u.props
+    if kind is _MESSAGE:
+        return (_MESSAGE, time_type, *props) if type(props) is dict else None
+    if kind is _ADD_EDGE and not props:
+        dst = u.dst
+        if type(dst) is int and _INT64_MIN <= dst <= _INT64_MAX:
+            return (_ADD_EDGE, time_type)
     return None
 
 

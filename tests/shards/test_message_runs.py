@@ -276,7 +276,7 @@ def test_resent_and_duplicate_message_columns_apply_once() -> None:
     stream = [u for u in _typed(_stream(), LedgerVertex) if u.kind is not cr.UpdateKind.ADD_EDGE]
     once = _ingest(_stamped(stream), LedgerVertex)
     types = VertexTypes([TemporalVertex, LedgerVertex])
-    cores = [ShardCore(k, 2, MemoryLogStore(f"dup-{k}"), types) for k in range(2)]
+    cores = [ShardCore(k, 2, MemoryLogStore(f"message-dup-{k}"), types) for k in range(2)]
     sent = _message_batches(stream, 2)
     assert sum(b.columns is not None for _, b in sent) >= 10
     for i, (shard, batch) in enumerate(sent):
@@ -296,6 +296,8 @@ def test_resent_and_duplicate_message_columns_apply_once() -> None:
         ]
     finally:
         once.close()
+        for core in cores:
+            core.store.close()  # type: ignore[union-attr]
 
 
 def test_message_columns_behind_a_gate_of_two_sources_stay_exact() -> None:
