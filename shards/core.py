@@ -29,12 +29,14 @@ Guarantees:
   is checkpointed once at least ``shard_checkpoint_interval`` entries *and* as many entries
   as the checkpoint holds records (vertices and edges) were logged since the last one, so a
   checkpoint never costs more than the replay it saves.
-* **Columns mean their items.** A source batch of stream ``add_edge`` halves may come as
-  columns (:class:`~shards.codec.EdgeRun`); it is applied, logged and acknowledged
-  exactly as its items would be -- the same effects, the same ``events`` entries, the
-  same ``commands`` entries once decoded (the run is logged as its columns). It runs
-  from the columns, without a message per row, when no other source is queued or gated
-  and no observer watches; otherwise its items are built and take the row path.
+* **Columns mean their items.** A source batch of stream ``add_edge`` halves, or of
+  stream messages, may come as columns (:class:`~shards.codec.EdgeRun`,
+  :class:`~shards.codec.MessageRun`); it is applied, logged and acknowledged exactly as
+  its items would be -- the same effects, the same ``events`` entries, the same
+  ``commands`` entries once decoded (the run is logged as its columns). It runs from the
+  columns, without a message per row (messages: a batch class gets the payload columns,
+  a message is built only for a per-message call), when no other source is queued or
+  gated and no observer watches; otherwise its items are built and take the row path.
 * **Recovery.** A new core over an existing log rebuilds every vertex from the newest
   shard checkpoint plus the entries after it (:class:`~shards.replay.LogReplay`) and
   rebuilds the outboxes from the first entry whose messages were not known to be
@@ -277,9 +279,13 @@ class _Stretch:
 
     @classmethod
     def of_run(
-        cls, run: MessageRun, start: int, stop: int, records: list[VertexRecord],
+        cls,
+        run: MessageRun,
+        start: int,
+        stop: int,
+        records: list[VertexRecord],
         payloads: Payloads,
-    ) -> _Stretch:  # fmt: skip
+    ) -> _Stretch:
         """Rows ``start .. stop-1`` of a run of message columns (``payloads``: the run's)."""
         part = run.slice(start, stop)
         whole = start == 0 and stop == len(run)
@@ -765,11 +771,11 @@ class ShardCore:
             if start >= 0:
                 self._run_batch(_Stretch.of_run(run, start, i, records, payloads), block, released)
                 start, records = -1, []
-            execute((K_UPDATE, vid, None, (_MESSAGE, None, payloads[i], None), times[i]),
-                    block, released)  # fmt: skip
+            msg = (K_UPDATE, vid, None, (_MESSAGE, None, payloads[i], None), times[i])
+            execute(msg, block, released)
         if start >= 0:
-            self._run_batch(_Stretch.of_run(run, start, len(vids), records, payloads), block,
-                            released)  # fmt: skip
+            stretch = _Stretch.of_run(run, start, len(vids), records, payloads)
+            self._run_batch(stretch, block, released)
         self._account(channel, first, run.last_position, run.last_time, block, run)
         return len(run)
 
@@ -781,13 +787,13 @@ class ShardCore:
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
     ) -> int:
-        """Execute a run of stream edge halves (messages: :meth:`_run_message_columns`)
-        from its columns, as :meth:`_run` would
-        its items: each row a hot case (:meth:`_direct_owner`, :meth:`_direct_target`)
-        runs with no message built; any other row -- a new vertex, a class without the
-        built-in direct hooks, a hook that raises -- gets its exact message and the
-        general path. Where nothing can run direct (no stream edges, an observer
-        watching) the items run as :meth:`_run`'s. Logged as its columns."""
+        """Execute a run of stream edge halves (of messages: :meth:`_run_message_columns`)
+        from its columns, as :meth:`_run` would its items: each row a hot case
+        (:meth:`_direct_owner`, :meth:`_direct_target`) runs with no message built; any
+        other row -- a new vertex, a class without the built-in direct hooks, a hook that
+        raises -- gets its exact message and the general path. Where nothing can run
+        direct (no stream edges, an observer watching) the items run as :meth:`_run`'s.
+        Logged as its columns."""
         if isinstance(run, MessageRun):
             return self._run_message_columns(channel, run, halves, block, released)
         observer = self._observer
