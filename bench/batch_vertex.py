@@ -9,18 +9,23 @@ message: the wall time of the whole ingest (driver, routing, shards, log writes)
 inside the user's code (the hook calls, timed around each call), and their difference --
 the framework's own cost. The baseline class has no message code at all (the built-in
 temporal vertex ignores messages: the shards still run, clock and log every message).
-Then the cProfile top lines (own time) of the batch class's ingest. Writes
+Then the cProfile top lines (own time) of the batch class's ingest. With ``--before REV``
+the same trials of git revision ``REV`` (its own ``bench.batch_vertex``, in a fresh
+process against its tree, just before this checkout's) are reported beside them. Writes
 ``batch_vertex.json`` and ``batch_vertex.md``::
 
-    python -m bench.batch_vertex
+    python -m bench.batch_vertex --before 9aacd4b
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -30,6 +35,7 @@ from typing import Any
 import numpy as np
 
 import chronoray as cr
+from bench.baseline import tree
 from bench.report import machine, profile_top, write_results
 from shards.core import ShardCore
 from vertex.batch import BatchVertex, MessageBatch
@@ -130,7 +136,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--messages", type=int, default=300_000)
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--before", help="Git revision also measured, as 'before'.")
     args = parser.parse_args(argv)
+    before = None if args.before is None else _before(args)
     stream = _stream(args.accounts, args.messages)
     work = Path(tempfile.mkdtemp(prefix="chronoray-bench-batch-"))
     runs: dict[str, dict[str, Any]] = {name: {"trials": []} for name in CLASSES}
@@ -165,8 +173,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "runs": runs,
         "profile": profile,
     }
+    if before is not None:
+        result["before"] = {"revision": args.before, "runs": before["runs"], "load": before["load"]}
     write_results(args.out, "batch_vertex", result, _markdown(result))
     return result
+
+
+def _before(args: argparse.Namespace) -> dict[str, Any]:
+    """The results of revision ``args.before``'s own benchmark, same sizes and trials."""
+    root = tree(args.before)
+    assert root is not None
+    out = Path(tempfile.mkdtemp(prefix="chronoray-bench-batch-before-"))
+    try:
+        sizes = ["--accounts", str(args.accounts), "--messages", str(args.messages)]
+        subprocess.run(
+            [sys.executable, "-m", "bench.batch_vertex", *sizes, "--trials", str(args.trials),
+             "--out", str(out)],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+        return json.loads((out / "batch_vertex.json").read_text())  # type: ignore[no-any-return]
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def _markdown(r: dict[str, Any]) -> str:
@@ -182,17 +212,31 @@ def _markdown(r: dict[str, Any]) -> str:
         "the ingest's wall time (driver, routing, shard execution, log writes); in the "
         "shards = the time inside `ShardCore.handle` (execution, logging) less the user's.",
         "",
+    ]
+    if r.get("before") is not None:
+        was = " -> ".join(" ".join(f"{x:.1f}" for x in one) for one in r["before"]["load"])
+        rows += [
+            f"'before' = commit {r['before']['revision']}'s own benchmark, run just before "
+            f"this checkout's in a fresh process (load {was}).",
+            "",
+        ]
+    rows += [
         "| class | us/message | user us/message | framework us/message "
         "| of which in the shards | trials s |",
         "|---|---:|---:|---:|---:|---|",
     ]
-    for name, run in r["runs"].items():
-        trials = ", ".join(f"{t['seconds']:.2f}" for t in run["trials"])
-        rows.append(
-            f"| {name} | {run['us_per_message']:.2f} | {run['user_us_per_message']:.2f} "
-            f"| {run['framework_us_per_message']:.2f} "
-            f"| {run['shard_framework_us_per_message']:.2f} | {trials} |"
-        )
+    before = r.get("before")
+    tagged = [("", r["runs"])]
+    if before is not None:
+        tagged = [(f" (before: {before['revision']})", before["runs"]), (" (now)", r["runs"])]
+    for tag, runs in tagged:
+        for name, run in runs.items():
+            trials = ", ".join(f"{t['seconds']:.2f}" for t in run["trials"])
+            rows.append(
+                f"| {name}{tag} | {run['us_per_message']:.2f} "
+                f"| {run['user_us_per_message']:.2f} | {run['framework_us_per_message']:.2f} "
+                f"| {run['shard_framework_us_per_message']:.2f} | {trials} |"
+            )
     rows += [
         "",
         "## cProfile of the batch class's ingest (own time)",

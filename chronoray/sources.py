@@ -89,6 +89,7 @@ __all__ = [
 ]
 
 _ADD_EDGE = UpdateKind.ADD_EDGE
+_MESSAGE = UpdateKind.MESSAGE
 _new = object.__new__
 _set = object.__setattr__
 _UPDATE_FIELDS = ("kind", "vertex", "ts", "dst", "props", "vertex_type", "source", "offset")
@@ -587,40 +588,44 @@ class IterableSource(_RecordSource):
             yield _stamped(*got, name)
 
     def batches(self) -> Iterator[UpdateBatch | Update | MalformedRecord | None]:
-        """:meth:`records`, with each run of plain edge additions of a list or tuple --
+        """:meth:`records`, with each run of a list or tuple's plain edge additions --
         ``add_edge`` between ``int`` ids (within int64), no properties, times all ``int``
-        or all ``float`` -- as one :class:`~vertex.columns.UpdateBatch` (converted once,
-        here: no stamped copy per update), which the feed routes as columns. Any other
-        item ends the run and comes as :meth:`records` gives it. Other iterables give
-        their :meth:`records`: a generator may wait between items, and holding its updates
-        back until a run is full would delay them."""
+        or all ``float`` -- and each run of its plain messages -- ``message`` to an
+        ``int`` id, times all ``int`` or all ``float``, payloads with the same keys in
+        the same order, each key's values all ``int`` (within int64), all ``float``, all
+        ``str`` or all ``bool`` -- as one :class:`~vertex.columns.UpdateBatch` (converted
+        once, here: no stamped copy per update), which the feed routes as columns. Any
+        other item ends the run and comes as :meth:`records` gives it; a run of messages
+        whose payload values do not fit one Arrow column each comes as its records.
+        Other iterables give their :meth:`records`: a generator may wait between items,
+        and holding its updates back until a run is full would delay them."""
         if not isinstance(self._items, list | tuple):
             yield from self.records()
             return
         name = self.name
-        run: list[tuple[int, int, int | float, int]] = []
-        run_time: type | None = None
+        run: list[tuple[Update, int]] = []
+        run_key: tuple[Any, ...] = ()
         for got in self._checked():
             if got is not None and not isinstance(got, MalformedRecord):
                 item, offset = got
-                time_type = type(item.ts)
-                if _plain_edge(item):
-                    if run and time_type is not run_time:
-                        yield _edge_run(name, run)
+                key = _column_key(item)
+                if key is not None:
+                    if run and key != run_key:
+                        yield from _column_run(name, run, run_key)
                         run = []
-                    run_time = time_type
-                    run.append((item.vertex, item.dst, item.ts, offset))  # type: ignore[arg-type]
+                    run_key = key
+                    run.append(got)
                     if len(run) == _ROWS:
-                        yield _edge_run(name, run)
+                        yield from _column_run(name, run, run_key)
                         run = []
                     continue
                 got = _stamped(item, offset, name)
             if run:
-                yield _edge_run(name, run)
+                yield from _column_run(name, run, run_key)
                 run = []
             yield got
         if run:
-            yield _edge_run(name, run)
+            yield from _column_run(name, run, run_key)
 
     def _checked(self) -> Iterator[tuple[Update, int] | MalformedRecord | None]:
         """Each item with its offset, or its :class:`MalformedRecord` (see the class)."""
@@ -660,28 +665,77 @@ def _stamped(item: Update, offset: int, name: str) -> Update:
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _plain_edge(u: Update) -> bool:
-    """An ``add_edge`` between int64 ids at an int64 or float time, without properties
-    or a class: what :meth:`IterableSource.batches` takes as columns."""
-    src, dst, ts = u.vertex, u.dst, u.ts
-    return (
-        u.kind is _ADD_EDGE
-        and type(src) is int
-        and type(dst) is int
-        and not u.props
-        and u.vertex_type is None
-        and _INT64_MIN <= src <= _INT64_MAX
-        and _INT64_MIN <= dst <= _INT64_MAX  # type: ignore[operator]
-        and (type(ts) is float or (type(ts) is int and _INT64_MIN <= ts <= _INT64_MAX))
-    )
+def _column_key(u: Update) -> tuple[Any, ...] | None:
+    """What the updates of one column run share -- their kind, time type and (messages)
+    payload keys -- for an update :meth:`IterableSource.batches` may take as columns: an
+    ``add_edge`` between int64 ids without properties, or a ``message`` to an int64 id
+    with a ``dict`` payload; at an int64 or float time, naming no class. ``None``: the
+    update travels as a row. (One function: it runs once per item of a list.)"""
+    ts, vertex = u.ts, u.vertex
+    time_type = type(ts)
+    if time_type is int:
+        if not _INT64_MIN <= ts <= _INT64_MAX:
+            return None
+    elif time_type is not float:
+        return None
+    if type(vertex) is not int or u.vertex_type is not None:
+        return None
+    if not _INT64_MIN <= vertex <= _INT64_MAX:
+        return None
+    kind, props = u.kind, u.props
+    if kind is _MESSAGE:
+        return (_MESSAGE, time_type, *props) if type(props) is dict else None
+    if kind is _ADD_EDGE and not props:
+        dst = u.dst
+        if type(dst) is int and _INT64_MIN <= dst <= _INT64_MAX:
+            return (_ADD_EDGE, time_type)
+    return None
 
 
-def _edge_run(name: str, run: list[tuple[int, int, int | float, int]]) -> UpdateBatch:
-    """Plain edge additions ``(src, dst, ts, offset)`` of source ``name`` as columns."""
-    src, dst, ts, offset = zip(*run, strict=True)
-    time = np.array(ts, dtype=np.int64 if type(ts[0]) is int else np.float64)
-    return UpdateBatch.edges(name, np.array(src, np.int64), np.array(dst, np.int64), time,
-                             np.array(offset, np.int64))  # fmt: skip
+def _column_run(
+    name: str, run: list[tuple[Update, int]], key: tuple[Any, ...]
+) -> Iterator[UpdateBatch | Update]:
+    """Updates ``(update, offset)`` of one :func:`_column_key` ``key`` as columns: one
+    batch, or -- messages whose payloads do not fit -- their stamped rows."""
+    vertex = np.array([u.vertex for u, _ in run], np.int64)
+    time = np.array([u.ts for u, _ in run], np.int64 if key[1] is int else np.float64)
+    offset = np.array([o for _, o in run], np.int64)
+    if key[0] is _ADD_EDGE:
+        dst = np.array([u.dst for u, _ in run], np.int64)
+        yield UpdateBatch.edges(name, vertex, dst, time, offset)
+        return
+    props = _payload_columns([u.props for u, _ in run], key[2:])
+    if props is False:
+        yield from (_stamped(u, o, name) for u, o in run)
+        return
+    yield UpdateBatch.messages(name, vertex, time, offset, props)
+
+
+_PAYLOAD_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_()}
+
+
+def _payload_columns(
+    payloads: list[Any], keys: tuple[Any, ...]
+) -> pa.StructArray | None | Literal[False]:
+    """Payloads with the keys ``keys`` as a struct column (``None``: no keys), or
+    ``False`` when a key is not a ``str`` or its values are not all of one type of
+    :data:`_PAYLOAD_TYPES` (ints within int64): then only rows keep them exactly."""
+    if not keys:
+        return None
+    arrays = []
+    for key in keys:
+        if type(key) is not str:
+            return False
+        values = [p[key] for p in payloads]
+        types = set(map(type, values))
+        arrow_type = _PAYLOAD_TYPES.get(types.pop()) if len(types) == 1 else None
+        if arrow_type is None:
+            return False
+        try:
+            arrays.append(pa.array(values, arrow_type))
+        except (pa.ArrowException, OverflowError):
+            return False
+    return pa.StructArray.from_arrays(arrays, list(keys))
 
 
 # -- time order -----------------------------------------------------------------------------

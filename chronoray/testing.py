@@ -54,6 +54,7 @@ __all__ = [
     "EdgeOracle",
     "GatedSource",
     "IndexedVertex",
+    "LedgerRowsVertex",
     "LedgerVertex",
     "LocalRuntime",
     "RecordingShard",
@@ -480,6 +481,22 @@ class LedgerVertex(BatchVertex, TemporalVertex):
             "last": amount,
             "seen_at": batch.time,
         }
+
+
+class LedgerRowsVertex(TemporalVertex):
+    """:class:`LedgerVertex`'s rule one message at a time (``on_message``): the
+    per-message class the batch one must agree with."""
+
+    type_name: ClassVar[str] = "LedgerRowsVertex"
+
+    def on_message(self, ctx: Context, msg: Mapping[str, Any]) -> None:
+        amount = msg.get("amount", 0)
+        if not isinstance(amount, int | float):
+            raise TypeError("amounts must be numbers")
+        ctx.state["balance"] = ctx.state.get("balance", 0) + amount
+        ctx.state["messages"] = ctx.state.get("messages", 0) + 1
+        ctx.state["last"] = amount
+        ctx.state["seen_at"] = float(ctx.time)
 
 
 class IndexedVertex(TemporalVertex):

@@ -97,6 +97,14 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     (K_IN_EDGE, v, o, ("add_edge", props), t))`` (:class:`EdgeRun`,
     :func:`decode_commands` gives both forms the same entries).
 
+    A run of stream ``message`` updates that arrived as columns (format 4) is ``bytes``
+    too: an Arrow IPC stream whose schema metadata has ``chronoray.run`` = ``message``,
+    row ``i`` the run's item ``i``, with the columns ``position`` (int64), ``vertex``
+    (int64, the message's vertex), ``time`` (int64 or float64) and, unless every payload
+    is empty, ``props`` (a struct column of the payloads, read as above). Row ``(p, v, t,
+    props)`` stands for the item ``(p, (K_UPDATE, v, None, ("message", None, props,
+    None), t))`` (:class:`MessageRun`).
+
 ``clocks`` block header (a dict): ``first``; ``min_time``/``max_time`` of its entries'
     times; ``frontier`` (the source frontier the shard had been told); ``vectors`` (list
     of ``(worker clock, vector clock)``: from that entry on, the shard's vector clock over
@@ -152,6 +160,8 @@ from vertex.records import Update, UpdateKind, VertexId
 
 __all__ = [
     "EdgeRun",
+    "MessageRun",
+    "run_from_ipc",
     "FORMAT_VERSION",
     "READABLE_VERSIONS",
     "UPGRADABLE_VERSION",
@@ -602,6 +612,12 @@ class EdgeRun:
             props,
         )
 
+    def take(self, order: np.ndarray) -> EdgeRun:
+        """The rows at ``order``, in that order."""
+        props = None if self.props is None else self.props.take(pa.array(order))
+        position, half, vertex, other, time = (getattr(self, c)[order] for c in _RUN_COLUMNS)
+        return EdgeRun(position, half, vertex, other, time, props)
+
     @staticmethod
     def concat(runs: list[EdgeRun]) -> EdgeRun:
         """The rows of ``runs`` (of one source) in order."""
@@ -637,6 +653,153 @@ class EdgeRun:
         return cls(position, half, vertex, other, time, props)
 
 
+_MESSAGE_KIND = UpdateKind.MESSAGE.value
+_MESSAGE_COLUMNS = ("position", "vertex", "time")
+_MESSAGE_RUN = {b"chronoray.run": b"message"}  # schema metadata of a logged MessageRun
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRun:
+    """Stream ``message`` updates of one source channel as columns: row ``i`` means the
+    item ``(position, (K_UPDATE, vertex, None, ("message", None, payload, None), time))``
+    (:func:`owner_message` of ``Update.message(vertex, time, **payload)``). Positions
+    increase; ``time`` keeps the source's type (int64 or float64); ``props`` is a struct
+    column of the payloads or ``None`` (every payload empty). Every row is a whole update
+    for its vertex's shard (:attr:`half` is all 0, as an :class:`EdgeRun`'s owner rows).
+
+    >>> run = MessageRun(np.array([3, 5]), np.array([1, 2]), np.array([7, 8]),
+    ...                  pa.array([{"amount": 4}, {"amount": -1}]))
+    >>> run.items()[0]
+    (3, (0, 1, None, ('message', None, {'amount': 4}, None), 7))
+    >>> MessageRun.from_ipc(run.to_ipc()) == run, len(run.after(3))
+    (True, 1)
+    """
+
+    position: np.ndarray
+    vertex: np.ndarray
+    time: np.ndarray
+    props: pa.StructArray | None
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageRun):
+            return NotImplemented
+        same = (
+            all(np.array_equal(getattr(self, c), getattr(other, c)) for c in _MESSAGE_COLUMNS)
+            and self.time.dtype == other.time.dtype
+        )
+        if self.props is None or other.props is None:
+            return same and self.props is other.props
+        return same and self.props.equals(other.props)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def half(self) -> np.ndarray:
+        """All 0: every row goes to its vertex's shard only."""
+        return np.zeros(len(self), np.int8)
+
+    @property
+    def last_position(self) -> int:
+        """The position of the last row."""
+        return int(self.position[-1])
+
+    @property
+    def last_time(self) -> Any:
+        """The time of the last row, as the row path has it (an ``int`` or a ``float``)."""
+        return self.time[-1].item()
+
+    def earliest(self) -> float:
+        """The earliest time of a row."""
+        return self.time.min().item()  # type: ignore[no-any-return]
+
+    def updates(self) -> int:
+        """Rows (each stands for one update)."""
+        return len(self)
+
+    def prop_dicts(self) -> list[dict[str, Any]]:
+        """Each row's payload as a new dict."""
+        if self.props is None:
+            return [{} for _ in range(len(self))]
+        return struct_dicts(self.props)
+
+    def items(self) -> list[tuple[int, Message]]:
+        """The ``(position, message)`` items the row path gets for these rows (the
+        definition of what a run means)."""
+        return [
+            (p, (K_UPDATE, v, None, (_MESSAGE_KIND, None, props, None), t))
+            for p, v, t, props in zip(
+                self.position.tolist(),
+                self.vertex.tolist(),
+                self.time.tolist(),
+                self.prop_dicts(),
+                strict=True,
+            )
+        ]
+
+    def after(self, position: int) -> MessageRun:
+        """The rows past ``position`` (the run itself when all are)."""
+        start = int(np.searchsorted(self.position, position, side="right"))
+        return self.slice(start, len(self)) if start else self
+
+    def slice(self, start: int, stop: int) -> MessageRun:
+        """Rows ``start .. stop-1`` (views, no copy)."""
+        props = None if self.props is None else self.props.slice(start, stop - start)
+        return MessageRun(
+            self.position[start:stop], self.vertex[start:stop], self.time[start:stop], props
+        )
+
+    def take(self, order: np.ndarray) -> MessageRun:
+        """The rows at ``order``, in that order."""
+        props = None if self.props is None else self.props.take(pa.array(order))
+        return MessageRun(self.position[order], self.vertex[order], self.time[order], props)
+
+    @staticmethod
+    def concat(runs: list[MessageRun]) -> MessageRun:
+        """The rows of ``runs`` (of one source, one payload schema) in order."""
+        if len(runs) == 1:
+            return runs[0]
+        position, vertex, time = (
+            np.concatenate([getattr(r, c) for r in runs]) for c in _MESSAGE_COLUMNS
+        )
+        props = runs[0].props
+        if props is not None:
+            props = pa.concat_arrays([r.props for r in runs])
+        return MessageRun(position, vertex, time, props)
+
+    def to_ipc(self) -> bytes:
+        """The run as an Arrow IPC stream of one record batch, zstd-compressed, its
+        schema marked as a message run."""
+        columns = [pa.array(getattr(self, c)) for c in _MESSAGE_COLUMNS]
+        names = list(_MESSAGE_COLUMNS)
+        if self.props is not None:
+            columns.append(self.props)
+            names.append("props")
+        table = pa.RecordBatch.from_arrays(columns, names, metadata=_MESSAGE_RUN)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
+            writer.write_batch(table)
+        return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_ipc(cls, data: bytes) -> MessageRun:
+        """Inverse of :meth:`to_ipc`."""
+        table = pa.ipc.open_stream(data).read_all().combine_chunks()
+        position, vertex, time = (table.column(c).to_numpy() for c in _MESSAGE_COLUMNS)
+        props = table.column("props").chunk(0) if "props" in table.schema.names else None
+        return cls(position, vertex, time, props)
+
+
+def run_from_ipc(data: bytes) -> EdgeRun | MessageRun:
+    """A run logged as columns (:meth:`EdgeRun.to_ipc`, :meth:`MessageRun.to_ipc`)."""
+    metadata = pa.ipc.open_stream(data).schema.metadata or {}
+    if metadata.get(b"chronoray.run") == b"message":
+        return MessageRun.from_ipc(data)
+    return EdgeRun.from_ipc(data)
+
+
 def earliest_time(items: Sequence[tuple[int, Message]]) -> float:
     """The earliest event time of ``(position, message)`` items (one C loop).
 
@@ -666,7 +829,7 @@ def run_message(half: int, vertex: VertexId, other: VertexId, props: Any, ts: An
     return (K_IN_EDGE, vertex, other, (_ADD_EDGE, props), ts)
 
 
-Run = tuple[str, "list[tuple[int, Message]] | EdgeRun"]
+Run = tuple[str, "list[tuple[int, Message]] | EdgeRun | MessageRun"]
 """A run of a ``commands`` block: its channel and its items (or their columns)."""
 
 
@@ -675,7 +838,7 @@ def encode_commands(first: int, runs: list[Run]) -> bytes:
     channel, in order (messages are plain tuples already: nothing to convert); a run
     taken as columns is logged as its columns (:meth:`EdgeRun.to_ipc`)."""
     logged = [
-        (channel, items.to_ipc() if isinstance(items, EdgeRun) else items)
+        (channel, items.to_ipc() if isinstance(items, EdgeRun | MessageRun) else items)
         for channel, items in runs
     ]
     return frame_value(_dumps({"first": first, "runs": logged}, _PROTOCOL))
@@ -692,7 +855,7 @@ def decode_commands(data: bytes) -> list[CommandEntry]:
         wc = v["first"]
         for channel, logged in v["runs"]:
             source = channel.removeprefix("src:")
-            items = EdgeRun.from_ipc(logged).items() if type(logged) is bytes else logged
+            items = run_from_ipc(logged).items() if type(logged) is bytes else logged
             for position, (kind, vid, sender, payload, ts) in items:
                 if kind == K_UPDATE:
                     u_kind, dst, props, vtype = payload[:4]

@@ -29,12 +29,14 @@ Guarantees:
   is checkpointed once at least ``shard_checkpoint_interval`` entries *and* as many entries
   as the checkpoint holds records (vertices and edges) were logged since the last one, so a
   checkpoint never costs more than the replay it saves.
-* **Columns mean their items.** A source batch of stream ``add_edge`` halves may come as
-  columns (:class:`~shards.codec.EdgeRun`); it is applied, logged and acknowledged
-  exactly as its items would be -- the same effects, the same ``events`` entries, the
-  same ``commands`` entries once decoded (the run is logged as its columns). It runs
-  from the columns, without a message per row, when no other source is queued or gated
-  and no observer watches; otherwise its items are built and take the row path.
+* **Columns mean their items.** A source batch of stream ``add_edge`` halves, or of
+  stream messages, may come as columns (:class:`~shards.codec.EdgeRun`,
+  :class:`~shards.codec.MessageRun`); it is applied, logged and acknowledged exactly as
+  its items would be -- the same effects, the same ``events`` entries, the same
+  ``commands`` entries once decoded (the run is logged as its columns). It runs from the
+  columns, without a message per row (messages: a batch class gets the payload columns,
+  a message is built only for a per-message call), when no other source is queued or
+  gated and no observer watches; otherwise its items are built and take the row path.
 * **Recovery.** A new core over an existing log rebuilds every vertex from the newest
   shard checkpoint plus the entries after it (:class:`~shards.replay.LogReplay`) and
   rebuilds the outboxes from the first entry whose messages were not known to be
@@ -46,7 +48,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from types import MappingProxyType
@@ -74,6 +76,7 @@ from shards.codec import (
     LogFormatError,
     Manifest,
     Message,
+    MessageRun,
     Schema,
     decode_cursor,
     decode_schema,
@@ -113,7 +116,7 @@ from shards.replay import (
 )
 from shards.routing import shard_of
 from vertex.annotations import mark_module_api
-from vertex.batch import BatchVertex, MessageBatch, batch_rows
+from vertex.batch import BatchVertex, MessageBatch, Payloads, batch_rows
 from vertex.model import DirectHooks, Vertex, VertexTypes, temporal_edge
 from vertex.records import EDGE_KINDS, Update, UpdateKind, VertexId
 
@@ -172,9 +175,11 @@ class Batch:
     (:attr:`~vertex.model.VertexTypes.stream_edges`), the owner sends its target no
     notice: the target applies the update itself, in stream order.
 
-    ``columns`` (source batches of stream ``add_edge`` halves): the items as an
-    :class:`~shards.codec.EdgeRun` instead of tuples (``items`` is then empty); it means
-    exactly the items :meth:`rows` builds from it, and crosses Ray as a few buffers."""
+    ``columns`` (source batches of stream ``add_edge`` halves, or of stream messages):
+    the items as an :class:`~shards.codec.EdgeRun` (a
+    :class:`~shards.codec.MessageRun`) instead of tuples (``items`` is then empty); it
+    means exactly the items :meth:`rows` builds from it, and crosses Ray as a few
+    buffers."""
 
     channel: str
     prev: int
@@ -182,7 +187,7 @@ class Batch:
     vector: tuple[int, ...] | None = None
     side: list[Any] | None = None
     halves: bool = False
-    columns: EdgeRun | None = None
+    columns: EdgeRun | MessageRun | None = None
 
     @property
     def size(self) -> int:
@@ -246,6 +251,68 @@ class _Outbox:
     next_seq: int = 1
     sent_upto: int = 0
     acked: int = 0
+
+
+@dataclass(slots=True)
+class _Stretch:
+    """Consecutive stream messages to existing vertices of batch classes, for
+    ``ShardCore._run_batch``: per message its vertex, time, record and payload (a list
+    of dicts, or :class:`~vertex.batch.Payloads` over columns); ``messages`` builds the
+    messages themselves, needed only when the stretch runs again one by one."""
+
+    vertex: list[VertexId]
+    time: list[Any]
+    records: list[VertexRecord]
+    payloads: Sequence[Mapping[str, Any]]
+    messages: Callable[[], list[Message]]
+
+    @classmethod
+    def of_messages(cls, messages: list[Message], records: list[VertexRecord]) -> _Stretch:
+        """A stretch of message tuples."""
+        return cls(
+            [m[1] for m in messages],
+            [m[4] for m in messages],
+            records,
+            [m[3][2] for m in messages],
+            lambda: messages,
+        )
+
+    @classmethod
+    def of_run(
+        cls,
+        run: MessageRun,
+        start: int,
+        stop: int,
+        records: list[VertexRecord],
+        payloads: Payloads,
+    ) -> _Stretch:
+        """Rows ``start .. stop-1`` of a run of message columns (``payloads``: the run's)."""
+        part = run.slice(start, stop)
+        whole = start == 0 and stop == len(run)
+        return cls(
+            part.vertex.tolist(),
+            part.time.tolist(),
+            records,
+            payloads if whole else Payloads(part.props, stop - start),
+            lambda: [message for _, message in part.items()],
+        )
+
+    def payloads_at(self, rows: list[int]) -> Sequence[Mapping[str, Any]]:
+        """The payloads of ``rows``."""
+        payloads = self.payloads
+        if isinstance(payloads, Payloads):
+            return payloads.take(rows)
+        return [payloads[i] for i in rows]
+
+    def states(self, rows: list[int] | None = None) -> list[Mapping[str, Any]]:
+        """The states (read-only views) of the vertices of ``rows`` (all by default),
+        one per vertex in first-seen order, as :class:`~vertex.batch.MessageBatch`
+        indexes them."""
+        vids, records = self.vertex, self.records
+        if rows is not None:
+            vids, records = [vids[i] for i in rows], [records[i] for i in rows]
+        firsts = dict(zip(vids, records, strict=True))  # one record per vertex, first-seen order
+        return [MappingProxyType(record.state) for record in firsts.values()]
 
 
 class ShardCore:
@@ -482,7 +549,7 @@ class ShardCore:
     def _take_columns(
         self,
         channel: str,
-        columns: EdgeRun,
+        columns: EdgeRun | MessageRun,
         halves: bool,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
@@ -559,7 +626,7 @@ class ShardCore:
         halves: bool,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
-        logged: EdgeRun | None = None,
+        logged: EdgeRun | MessageRun | None = None,
     ) -> int:
         """Execute ``items`` of ``channel`` in order, then account for them once
         (:meth:`_account`; ``logged``: the columns they were built from, logged instead).
@@ -594,26 +661,28 @@ class ShardCore:
         :meth:`_run_batch`; every other item as in :meth:`_run`, in order between them."""
         execute, vertices, batch_types = self._execute, self.vertices, self._batch_types
         direct = self._execute_direct if self._stream_batch else None
-        stretch: list[tuple[Message, VertexRecord]] = []
+        stretch: list[Message] = []
+        records: list[VertexRecord] = []
         for _, msg in items:
             if msg[0] == K_UPDATE:
                 payload = msg[3]
                 if payload[0] == _MESSAGE and len(payload) == 4:  # not late: its own time
                     record = vertices.get(msg[1])
                     if record is not None and record.type_name in batch_types:
-                        stretch.append((msg, record))
+                        stretch.append(msg)
+                        records.append(record)
                         continue
             if stretch:
-                self._run_batch(stretch, block, released)
-                stretch = []
+                self._run_batch(_Stretch.of_messages(stretch, records), block, released)
+                stretch, records = [], []
             if direct is None or not direct(msg, block):
                 execute(msg, block, released)
         if stretch:
-            self._run_batch(stretch, block, released)
+            self._run_batch(_Stretch.of_messages(stretch, records), block, released)
 
     def _run_batch(
         self,
-        stretch: list[tuple[Message, VertexRecord]],
+        stretch: _Stretch,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
     ) -> None:
@@ -623,39 +692,42 @@ class ShardCore:
         Where a class's ``on_updates`` raises or returns a malformed result, nothing of
         the stretch was applied yet: it runs again message by message (the failing one
         is recorded as failed, the others apply)."""
+        vids, records = stretch.vertex, stretch.records
+        n = len(vids)
         clocks: list[int] = []
         times: list[float] = []
         seen: dict[VertexId, tuple[int, float]] = {}
         rows_of: dict[str, list[int]] = {}
-        for i, (msg, record) in enumerate(stretch):
-            vid, ts = msg[1], msg[4]
+        for i, (vid, ts, record) in enumerate(zip(vids, stretch.time, records, strict=True)):
             clock, time = seen.get(vid, (record.clock, record.time))
             clock, time = clock + 1, (time if time > ts else ts)
             seen[vid] = clock, time
             clocks.append(clock)
             times.append(time)
             rows_of.setdefault(record.type_name, []).append(i)
-        changes: list[dict[str, Any]] = [{}] * len(stretch)
+        changes: list[dict[str, Any]] = [{}] * n
         try:
             for type_name, rows in rows_of.items():
                 behavior = self.types.behavior(type_name)
                 assert isinstance(behavior, BatchVertex)
-                records = {stretch[i][0][1]: stretch[i][1] for i in rows}  # first-seen order
-                batch = MessageBatch(
-                    [stretch[i][0][1] for i in rows],
-                    [times[i] for i in rows],
-                    [clocks[i] for i in rows],
-                    [stretch[i][0][3][2] for i in rows],
-                    [MappingProxyType(record.state) for record in records.values()],
-                )
+                if len(rows) == n:  # the common case: one class, the stretch as it is
+                    batch = MessageBatch(vids, times, clocks, stretch.payloads, stretch.states())
+                else:
+                    batch = MessageBatch(
+                        [vids[i] for i in rows],
+                        [times[i] for i in rows],
+                        [clocks[i] for i in rows],
+                        stretch.payloads_at(rows),
+                        stretch.states(rows),
+                    )
                 for i, row in zip(rows, batch_rows(behavior, batch), strict=True):
                     changes[i] = row
         except Exception:  # one message at a time: the failing one is recorded as failed
-            for msg, _ in stretch:
+            for msg in stretch.messages():
                 self._execute(msg, block, released)
             return
         events = None if block is None else block.events
-        for i, (msg, record) in enumerate(stretch):
+        for i, (vid, record) in enumerate(zip(vids, records, strict=True)):
             self._wc += 1
             time, row = times[i], changes[i]
             if time > self.max_time:
@@ -664,22 +736,66 @@ class ShardCore:
                 record.state = {**record.state, **row}
             record.clock, record.time = clocks[i], time
             if events is not None:
-                events.append((msg[1], clocks[i], time, row or None, None, None))
+                events.append((vid, clocks[i], time, row or None, None, None))
 
-    def _run_columns(
+    def _run_message_columns(
         self,
         channel: str,
-        run: EdgeRun,
+        run: MessageRun,
         halves: bool,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
     ) -> int:
-        """Execute a run of stream edge halves from its columns, as :meth:`_run` would
-        its items: each row a hot case (:meth:`_direct_owner`, :meth:`_direct_target`)
-        runs with no message built; any other row -- a new vertex, a class without the
-        built-in direct hooks, a hook that raises -- gets its exact message and the
-        general path. Where nothing can run direct (no stream edges, an observer
-        watching) the items run as :meth:`_run`'s. Logged as its columns."""
+        """Execute a run of stream messages from its columns, as :meth:`_run` would its
+        items: each stretch of rows to existing vertices of batch classes runs as one
+        :meth:`_run_batch` that hands the payload columns to ``on_updates``; any other row
+        gets its exact message (built for that call only) and the general path. Where
+        the graph has no batch class or an observer watches, the items run as
+        :meth:`_run`'s. Logged as its columns."""
+        observer = self._observer
+        if not self._batch_types or (observer is not None and observer.watching):
+            return self._run(channel, run.items(), halves, block, released, run)
+        first = self._wc + 1
+        execute, vertices, batch_types = self._execute, self.vertices, self._batch_types
+        vids, times = run.vertex.tolist(), run.time.tolist()
+        payloads = Payloads(run.props, len(run))
+        start = -1  # the first row of the current stretch
+        records: list[VertexRecord] = []
+        for i, vid in enumerate(vids):
+            record = vertices.get(vid)
+            if record is not None and record.type_name in batch_types:
+                if start < 0:
+                    start = i
+                records.append(record)
+                continue
+            if start >= 0:
+                self._run_batch(_Stretch.of_run(run, start, i, records, payloads), block, released)
+                start, records = -1, []
+            msg = (K_UPDATE, vid, None, (_MESSAGE, None, payloads[i], None), times[i])
+            execute(msg, block, released)
+        if start >= 0:
+            stretch = _Stretch.of_run(run, start, len(vids), records, payloads)
+            self._run_batch(stretch, block, released)
+        self._account(channel, first, run.last_position, run.last_time, block, run)
+        return len(run)
+
+    def _run_columns(
+        self,
+        channel: str,
+        run: EdgeRun | MessageRun,
+        halves: bool,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> int:
+        """Execute a run of stream edge halves (of messages: :meth:`_run_message_columns`)
+        from its columns, as :meth:`_run` would its items: each row a hot case
+        (:meth:`_direct_owner`, :meth:`_direct_target`) runs with no message built; any
+        other row -- a new vertex, a class without the built-in direct hooks, a hook that
+        raises -- gets its exact message and the general path. Where nothing can run
+        direct (no stream edges, an observer watching) the items run as :meth:`_run`'s.
+        Logged as its columns."""
+        if isinstance(run, MessageRun):
+            return self._run_message_columns(channel, run, halves, block, released)
         observer = self._observer
         if not (halves and self.stream_edges) or (observer is not None and observer.watching):
             return self._run(channel, run.items(), halves, block, released, run)
@@ -706,7 +822,7 @@ class ShardCore:
         position: int,
         time: float,
         block: BlockWriter | None,
-        logged: list[tuple[int, Message]] | EdgeRun,
+        logged: list[tuple[int, Message]] | EdgeRun | MessageRun,
     ) -> None:
         """Account for a run once: the channel's applied position and time, the shard's
         own clock component, the run in the block (and the vector it ran under, if it

@@ -58,6 +58,7 @@ import pyarrow as pa
 from shards.codec import (
     EdgeRun,
     Message,
+    MessageRun,
     earliest_time,
     owner_halves,
     owner_message,
@@ -80,9 +81,10 @@ _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
 
 class _Buffer:
     """One shard's items waiting to be sealed into a batch: rows (``(position,
-    message)`` items) or runs of columns (:class:`~shards.codec.EdgeRun`), never both --
-    a row joining runs turns them into their items first, and runs joining rows join as
-    their items -- so a batch is all columns or all rows, in position order either way.
+    message)`` items) or runs of columns of one class (:class:`~shards.codec.EdgeRun`,
+    :class:`~shards.codec.MessageRun`), never both -- a row or a run of the other class
+    joining runs turns them into their items first, and runs joining rows join as their
+    items -- so a batch is all columns or all rows, in position order either way.
     Readers in other threads see ``rows`` and ``runs`` replaced or appended to, never
     half-changed."""
 
@@ -90,7 +92,7 @@ class _Buffer:
 
     def __init__(self) -> None:
         self.rows: list[tuple[int, Message]] = []
-        self.runs: list[EdgeRun] = []
+        self.runs: list[EdgeRun | MessageRun] = []
         self.size = 0
 
     def __len__(self) -> int:
@@ -103,9 +105,12 @@ class _Buffer:
         self.rows.append(item)
         self.size += 1
 
-    def add_run(self, run: EdgeRun) -> None:
+    def add_run(self, run: EdgeRun | MessageRun) -> None:
         if not len(run):
             return
+        if self.runs and type(self.runs[0]) is not type(run):
+            self.rows = self.items()
+            self.runs = []
         if self.rows:
             self.rows.extend(run.items())
         else:
@@ -138,11 +143,13 @@ class _Buffer:
             return sum(run.updates() for run in runs)
         return owner_halves(tuple(self.rows))
 
-    def take(self) -> tuple[list[tuple[int, Message]], EdgeRun | None]:
+    def take(self) -> tuple[list[tuple[int, Message]], EdgeRun | MessageRun | None]:
         """Empty the buffer: its rows, or its runs as one."""
         rows, runs = self.rows, self.runs
         self.rows, self.runs, self.size = [], [], 0
-        return rows, EdgeRun.concat(runs) if runs else None
+        if not runs:
+            return rows, None
+        return rows, type(runs[0]).concat(runs)  # type: ignore[arg-type]
 
 
 @dataclass(slots=True)
@@ -258,8 +265,9 @@ class SourceFeed:
         as a whole, and nothing was taken: offer ``batch.updates()`` one by one instead
         (the row path is the definition; it also raises its errors).
 
-        Taken as columns: ``add_edge`` rows of this source in time order, with increasing
-        offsets, and no allowed lateness, barrier or resume in the way. Positions, the
+        Taken as columns: ``add_edge`` rows, or user ``message`` rows, of this source in
+        time order, with increasing offsets, and no allowed lateness, barrier or resume in
+        the way. Positions, the
         watermark, the owners' and targets' shards (:func:`~shards.routing.shards_of`) and
         the batch boundaries are computed on arrays; only the messages the shards read are
         built per row (in comprehensions, no call per row), with the cyclic garbage
@@ -288,13 +296,17 @@ class SourceFeed:
         thread (progress, the frontier a time cut waits for) sees its updates waiting
         before it sees the watermark past them, never the other way round."""
         n = len(batch)
-        vertex, dst, time = batch.column("vertex"), batch.column("dst"), batch.column("time")
+        vertex, time = batch.column("vertex"), batch.column("time")
         props = batch.table.column("props") if "props" in batch.table.schema.names else None
         shards = shards_of(vertex, self.num_shards)
-        if not self.halves:
+        if batch.only_messages:  # a message goes to its vertex's shard only
+            out = self._columns_out(shards, MessageRun(offsets, vertex, time, props))
+        elif not self.halves:
+            dst = batch.column("dst")
             run = EdgeRun(offsets, np.zeros(n, np.int8), vertex, dst, time, props)
             out = self._columns_out(shards, run)
         else:
+            dst = batch.column("dst")
             run = EdgeRun(
                 np.tile(offsets, 2),
                 np.repeat(np.array([0, 1], np.int8), n),
@@ -324,22 +336,18 @@ class SourceFeed:
             return False
         if len(batch) > 1 and not ((np.diff(offsets) > 0).all() and (np.diff(times) >= 0).all()):
             return False
-        return bool(times[0] >= self.reorder.watermark) and batch.only_edges_added
+        if not times[0] >= self.reorder.watermark:
+            return False
+        return batch.only_edges_added or batch.only_messages
 
-    def _columns_out(self, shards: np.ndarray, run: EdgeRun) -> list[tuple[int, Batch]]:
+    def _columns_out(
+        self, shards: np.ndarray, run: EdgeRun | MessageRun
+    ) -> list[tuple[int, Batch]]:
         """Route the rows of ``run`` to the buffers of ``shards`` in position order,
         owner's half first; seal a buffer after the update that fills it (both halves of
         an update stay in one batch)."""
         order = np.lexsort((run.half, run.position, shards))
-        props = run.props
-        run = EdgeRun(
-            run.position[order],
-            run.half[order],
-            run.vertex[order],
-            run.other[order],
-            run.time[order],
-            None if props is None else props.take(pa.array(order)),
-        )
+        run = run.take(order)
         shards, positions, half = shards[order], run.position, run.half
         bounds = np.searchsorted(shards, np.arange(self.num_shards + 1))
         sealed: list[tuple[int, int, int, Batch]] = []

@@ -40,16 +40,76 @@ be deterministic.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from vertex.annotations import mark_module_api
+from vertex.columns import struct_dicts
 from vertex.model import Context, Vertex
 from vertex.records import VertexId
 
-__all__ = ["BatchVertex", "MessageBatch", "batch_rows"]
+__all__ = ["BatchVertex", "MessageBatch", "Payloads", "batch_rows"]
+
+
+class Payloads(Sequence[Mapping[str, Any]]):
+    """Message payloads held as a struct column (``None``: ``n`` empty payloads), read
+    as a sequence of dicts -- built on first access, once -- and, by
+    :meth:`MessageBatch.column`, a field at a time as an array without any dict.
+
+    >>> p = Payloads(pa.array([{"amount": 5}, {"amount": 7}]), 2)
+    >>> p[1], p.column("amount")
+    ({'amount': 7}, array([5, 7]))
+    """
+
+    __slots__ = ("props", "_n", "_dicts")
+
+    def __init__(self, props: pa.StructArray | None, n: int) -> None:
+        self.props = props
+        self._n = n
+        self._dicts: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Mapping[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
+        dicts = self._dicts
+        if dicts is None:
+            props = self.props
+            dicts = [{} for _ in range(self._n)] if props is None else struct_dicts(props)
+            self._dicts = dicts
+        return dicts[i]
+
+    def take(self, rows: Sequence[int]) -> Payloads:
+        """The payloads at ``rows``, in that order."""
+        props = None if self.props is None else self.props.take(pa.array(rows, pa.int64()))
+        return Payloads(props, len(rows))
+
+    def column(self, field: str, dtype: Any = None) -> npt.NDArray[Any] | None:
+        """``field`` of every payload as an array, straight from its column, when that
+        is exactly what a list of the values would give: a numeric or bool field that
+        every payload has (else ``None``)."""
+        props = self.props
+        if props is None or props.null_count:
+            return None
+        index = props.type.get_field_index(field)
+        if index < 0:
+            return None
+        values = props.field(index)
+        kind = values.type
+        if values.null_count or not (
+            pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
+        ):
+            return None
+        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
 class MessageBatch:
@@ -92,7 +152,12 @@ class MessageBatch:
     def column(self, field: str, default: Any = None, dtype: Any = None) -> npt.NDArray[Any]:
         """The payloads' ``field`` as an array, one value per message (``default`` where a
         payload has none)."""
-        return np.asarray([m.get(field, default) for m in self.messages], dtype=dtype)
+        messages = self.messages
+        if isinstance(messages, Payloads):
+            values = messages.column(field, dtype)
+            if values is not None:
+                return values
+        return np.asarray([m.get(field, default) for m in messages], dtype=dtype)
 
     def state_column(self, field: str, default: Any = None, dtype: Any = None) -> npt.NDArray[Any]:
         """The states' ``field`` before the batch, one value per *vertex* (``default``

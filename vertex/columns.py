@@ -44,6 +44,7 @@ _KINDS = pa.array([kind.value for kind in UpdateKind], pa.string())
 KIND_CODES: dict[UpdateKind, int] = {kind: i for i, kind in enumerate(UpdateKind)}
 """Each kind's code in the ``kind`` column: its position in :class:`UpdateKind`."""
 _ADD_EDGE = KIND_CODES[UpdateKind.ADD_EDGE]
+_MESSAGE = KIND_CODES[UpdateKind.MESSAGE]
 
 
 def kind_column(codes: np.ndarray | pa.Array) -> pa.DictionaryArray:
@@ -114,6 +115,31 @@ class UpdateBatch:
             names.append("props")
         return cls(source, pa.RecordBatch.from_arrays(columns, names))
 
+    @classmethod
+    def messages(
+        cls,
+        source: str,
+        vertex: np.ndarray | pa.Array,
+        time: np.ndarray | pa.Array,
+        offset: np.ndarray | pa.Array,
+        props: pa.StructArray | None = None,
+    ) -> UpdateBatch:
+        """A batch of user ``message`` updates from validated arrays of one length;
+        ``props`` holds the payloads (``None``: every payload is empty)."""
+        n = len(vertex)
+        columns: list[pa.Array] = [
+            kind_column(np.full(n, _MESSAGE, np.int8)),
+            pa.array(vertex, pa.int64()),
+            pa.nulls(n, pa.int64()),
+            pa.array(time),
+            pa.array(offset, pa.int64()),
+        ]
+        names = ["kind", "vertex", "dst", "time", "offset"]
+        if props is not None:
+            columns.append(props)
+            names.append("props")
+        return cls(source, pa.RecordBatch.from_arrays(columns, names))
+
     def __len__(self) -> int:
         return self.table.num_rows
 
@@ -129,6 +155,13 @@ class UpdateBatch:
         kind = self.table.column("kind")
         indices = kind.indices.to_numpy(zero_copy_only=False)
         return bool((indices == _ADD_EDGE).all()) and not self._typed()
+
+    @property
+    def only_messages(self) -> bool:
+        """Whether every row is a user ``message`` naming no vertex type."""
+        kind = self.table.column("kind")
+        indices = kind.indices.to_numpy(zero_copy_only=False)
+        return bool((indices == _MESSAGE).all()) and not self._typed()
 
     def _typed(self) -> bool:
         """Whether a row names a vertex type."""

@@ -3,7 +3,9 @@ class whose stream messages run as columns gives exactly what the same rule run 
 message at a time gives -- the same vertices in memory (state, clock, time), the same
 failures, the same graph rebuilt from the log and the same states at every past time --
 on random streams of messages, vertex adds of several classes, edges and messages that
-make the behavior fail, over 1-3 shards; and on both runtimes through the public API."""
+make the behavior fail, over 1-3 shards, with the stream's runs of messages as rows or as
+columns (:meth:`~chronoray.sources.IterableSource.batches`); and on both runtimes through
+the public API."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chronoray as cr
+from chronoray.sources import IterableSource
 from chronoray.testing import LedgerVertex as Account
 from shards.core import ShardCore
 from shards.local import LocalRuntime
@@ -58,13 +61,15 @@ def updates(draw: st.DrawFn) -> Update:
     return Update.remove_vertex(vid, ts)
 
 
-def _run(stream: list[Update], shards: int, cls: type) -> Any:
-    """Vertices in memory, errors, and the vertices rebuilt from the log, per shard."""
+def _run(stream: list[Update], shards: int, cls: type, columns: bool = False) -> Any:
+    """Vertices in memory, errors, and the vertices rebuilt from the log, per shard
+    (``columns``: runs of messages travel as columns)."""
     types = VertexTypes([TemporalVertex, cls])
     rt = LocalRuntime(shards, types, batch_size=30, shard_checkpoint_interval=25)
     try:
         ordered = sorted(stream, key=lambda u: u.ts)
-        rt.ingest([u.with_origin("s", i + 1) for i, u in enumerate(ordered)])
+        stamped = [u.with_origin("s", i + 1) for i, u in enumerate(ordered)]
+        rt.ingest(IterableSource(stamped, "s").batches() if columns else stamped)
         rt.run_until_quiet()
         memory = [_vertices(core) for core in rt.cores]
         errors = [(core.errors, [(wc, v) for wc, v, _ in core.recent_errors]) for core in rt.cores]
@@ -93,13 +98,16 @@ def test_batches_give_what_one_message_at_a_time_gives(
     stream += updates
     batched = _run(stream, shards, Account)
     assert batched == _run(stream, shards, Reference)
+    assert _run(stream, shards, Account, columns=True) == batched
+    assert _run(stream, shards, Reference, columns=True) == batched
     with pytest.MonkeyPatch.context() as m:  # the batch class on its one-message path
         m.setattr(ShardCore, "_run_batch", _one_at_a_time)
         assert _run(stream, shards, Account) == batched
+        assert _run(stream, shards, Account, columns=True) == batched
 
 
 def _one_at_a_time(self: ShardCore, stretch: Any, block: Any, released: Any) -> None:
-    for msg, _ in stretch:
+    for msg in stretch.messages():
         self._execute(msg, block, released)
 
 
