@@ -148,7 +148,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple, Self
 
 import numpy as np
 import pyarrow as pa
@@ -509,43 +509,34 @@ class CommandEntry(NamedTuple):
 
 _ADD_EDGE = UpdateKind.ADD_EDGE.value
 _IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")
-_RUN_COLUMNS = ("position", "half", "vertex", "other", "time")
+_RUN_KEY = b"chronoray.run"  # schema metadata naming a logged run's class (absent: edges)
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeRun:
-    """Stream ``add_edge`` halves of one source channel as columns: row ``i`` means the
-    item :meth:`items` builds -- for ``half`` 0 the owner's ``(position, (K_UPDATE,
-    vertex, None, ("add_edge", other, props, None), time))``, for ``half`` 1 the target's
-    ``(position, (K_IN_EDGE, vertex, other, ("add_edge", props), time))`` (see
-    :func:`owner_message`, :func:`target_message`). Positions do not decrease (both halves
-    of an update share theirs, the owner's first); ``time`` keeps the source's type (int64
-    or float64); ``props`` is a struct column of the rows' properties or ``None`` (none).
-    Numpy arrays and an Arrow column: a run pickles as a few buffers.
+class _ColumnRun:
+    """What every run of one source channel's rows as columns has (:class:`EdgeRun`,
+    :class:`MessageRun`): numpy columns :attr:`COLUMNS` -- ``position`` (not decreasing)
+    and ``time`` (int64 or float64, the source's type) among them -- then ``props``, a
+    struct column or ``None``; the constructor takes them in that order."""
 
-    >>> run = EdgeRun(np.array([4, 4]), np.array([0, 1], np.int8), np.array([1, 2]),
-    ...               np.array([2, 1]), np.array([7, 7]), None)
-    >>> run.items()
-    [(4, (0, 1, None, ('add_edge', 2, {}, None), 7)), (4, (8, 2, 1, ('add_edge', {}), 7))]
-    >>> EdgeRun.from_ipc(run.to_ipc()) == run, len(run.after(4))
-    (True, 0)
-    """
-
+    __slots__ = ()
+    COLUMNS: ClassVar[tuple[str, ...]]
+    KIND: ClassVar[bytes | None] = None  # the schema metadata value of its logged form
     position: np.ndarray
-    half: np.ndarray
-    vertex: np.ndarray
-    other: np.ndarray
     time: np.ndarray
     props: pa.StructArray | None
+
+    def _columns(self) -> list[np.ndarray]:
+        return [getattr(self, c) for c in self.COLUMNS]
 
     def __len__(self) -> int:
         return len(self.position)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, EdgeRun):
+        if type(other) is not type(self):
             return NotImplemented
+        assert isinstance(other, _ColumnRun)
         same = (
-            all(np.array_equal(getattr(self, c), getattr(other, c)) for c in _RUN_COLUMNS)
+            all(map(np.array_equal, self._columns(), other._columns()))
             and self.time.dtype == other.time.dtype
         )
         if self.props is None or other.props is None:
@@ -568,15 +559,95 @@ class EdgeRun:
         """The earliest time of a row."""
         return self.time.min().item()  # type: ignore[no-any-return]
 
-    def updates(self) -> int:
-        """Rows that are an owner's half (each stands for one update)."""
-        return int(np.count_nonzero(self.half == 0))
-
     def prop_dicts(self) -> list[dict[str, Any]]:
-        """Each row's properties as a new dict."""
+        """Each row's properties (a message's payload) as a new dict."""
         if self.props is None:
             return [{} for _ in range(len(self))]
         return struct_dicts(self.props)
+
+    def after(self, position: int) -> Self:
+        """The rows past ``position`` (the run itself when all are)."""
+        start = int(np.searchsorted(self.position, position, side="right"))
+        return self.slice(start, len(self)) if start else self
+
+    def slice(self, start: int, stop: int) -> Self:
+        """Rows ``start .. stop-1`` (views, no copy)."""
+        props = None if self.props is None else self.props.slice(start, stop - start)
+        return type(self)(*(c[start:stop] for c in self._columns()), props)  # type: ignore[call-arg]
+
+    def take(self, order: np.ndarray) -> Self:
+        """The rows at ``order``, in that order."""
+        props = None if self.props is None else self.props.take(pa.array(order))
+        return type(self)(*(c[order] for c in self._columns()), props)  # type: ignore[call-arg]
+
+    @classmethod
+    def concat(cls, runs: list[Self]) -> Self:
+        """The rows of ``runs`` (of one source; messages: one payload schema) in order."""
+        if len(runs) == 1:
+            return runs[0]
+        columns = (np.concatenate([getattr(r, c) for r in runs]) for c in cls.COLUMNS)
+        props = runs[0].props
+        if props is not None:
+            props = pa.concat_arrays([r.props for r in runs])
+        return cls(*columns, props)  # type: ignore[call-arg]
+
+    def to_ipc(self) -> bytes:
+        """The run as an Arrow IPC stream of one record batch, zstd-compressed (its
+        schema names the run's class, but for edges: the form logs of format 4 have)."""
+        columns = [pa.array(c) for c in self._columns()]
+        names = list(self.COLUMNS)
+        if self.props is not None:
+            columns.append(self.props)
+            names.append("props")
+        metadata = None if self.KIND is None else {_RUN_KEY: self.KIND}
+        table = pa.RecordBatch.from_arrays(columns, names, metadata=metadata)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
+            writer.write_batch(table)
+        return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_ipc(cls, data: bytes) -> Self:
+        """Inverse of :meth:`to_ipc`."""
+        return cls._from_table(pa.ipc.open_stream(data).read_all().combine_chunks())
+
+    @classmethod
+    def _from_table(cls, table: pa.Table) -> Self:
+        columns = (table.column(c).to_numpy() for c in cls.COLUMNS)
+        props = table.column("props").chunk(0) if "props" in table.schema.names else None
+        return cls(*columns, props)  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class EdgeRun(_ColumnRun):
+    """Stream ``add_edge`` halves of one source channel as columns: row ``i`` means the
+    item :meth:`items` builds -- for ``half`` 0 the owner's ``(position, (K_UPDATE,
+    vertex, None, ("add_edge", other, props, None), time))``, for ``half`` 1 the target's
+    ``(position, (K_IN_EDGE, vertex, other, ("add_edge", props), time))`` (see
+    :func:`owner_message`, :func:`target_message`). Positions do not decrease (both halves
+    of an update share theirs, the owner's first); ``time`` keeps the source's type (int64
+    or float64); ``props`` is a struct column of the rows' properties or ``None`` (none).
+    Numpy arrays and an Arrow column: a run pickles as a few buffers.
+
+    >>> run = EdgeRun(np.array([4, 4]), np.array([0, 1], np.int8), np.array([1, 2]),
+    ...               np.array([2, 1]), np.array([7, 7]), None)
+    >>> run.items()
+    [(4, (0, 1, None, ('add_edge', 2, {}, None), 7)), (4, (8, 2, 1, ('add_edge', {}), 7))]
+    >>> EdgeRun.from_ipc(run.to_ipc()) == run, len(run.after(4))
+    (True, 0)
+    """
+
+    COLUMNS: ClassVar[tuple[str, ...]] = ("position", "half", "vertex", "other", "time")
+    position: np.ndarray
+    half: np.ndarray
+    vertex: np.ndarray
+    other: np.ndarray
+    time: np.ndarray
+    props: pa.StructArray | None
+
+    def updates(self) -> int:
+        """Rows that are an owner's half (each stands for one update)."""
+        return int(np.count_nonzero(self.half == 0))
 
     def rows(self) -> Iterator[tuple[int, int, VertexId, VertexId, dict[str, Any], Any]]:
         """Each row as Python values ``(position, half, vertex, other, props, time)``."""
@@ -595,71 +666,12 @@ class EdgeRun:
         definition of what a run means)."""
         return [(p, run_message(h, v, o, props, t)) for p, h, v, o, props, t in self.rows()]
 
-    def after(self, position: int) -> EdgeRun:
-        """The rows past ``position`` (the run itself when all are)."""
-        start = int(np.searchsorted(self.position, position, side="right"))
-        return self.slice(start, len(self)) if start else self
-
-    def slice(self, start: int, stop: int) -> EdgeRun:
-        """Rows ``start .. stop-1`` (views, no copy)."""
-        props = None if self.props is None else self.props.slice(start, stop - start)
-        return EdgeRun(
-            self.position[start:stop],
-            self.half[start:stop],
-            self.vertex[start:stop],
-            self.other[start:stop],
-            self.time[start:stop],
-            props,
-        )
-
-    def take(self, order: np.ndarray) -> EdgeRun:
-        """The rows at ``order``, in that order."""
-        props = None if self.props is None else self.props.take(pa.array(order))
-        position, half, vertex, other, time = (getattr(self, c)[order] for c in _RUN_COLUMNS)
-        return EdgeRun(position, half, vertex, other, time, props)
-
-    @staticmethod
-    def concat(runs: list[EdgeRun]) -> EdgeRun:
-        """The rows of ``runs`` (of one source) in order."""
-        if len(runs) == 1:
-            return runs[0]
-        position, half, vertex, other, time = (
-            np.concatenate([getattr(r, c) for r in runs]) for c in _RUN_COLUMNS
-        )
-        props = runs[0].props
-        if props is not None:
-            props = pa.concat_arrays([r.props for r in runs])
-        return EdgeRun(position, half, vertex, other, time, props)
-
-    def to_ipc(self) -> bytes:
-        """The run as an Arrow IPC stream of one record batch, zstd-compressed."""
-        columns = [pa.array(getattr(self, c)) for c in _RUN_COLUMNS]
-        names = list(_RUN_COLUMNS)
-        if self.props is not None:
-            columns.append(self.props)
-            names.append("props")
-        table = pa.RecordBatch.from_arrays(columns, names)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
-            writer.write_batch(table)
-        return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
-
-    @classmethod
-    def from_ipc(cls, data: bytes) -> EdgeRun:
-        """Inverse of :meth:`to_ipc`."""
-        table = pa.ipc.open_stream(data).read_all().combine_chunks()
-        position, half, vertex, other, time = (table.column(c).to_numpy() for c in _RUN_COLUMNS)
-        props = table.column("props").chunk(0) if "props" in table.schema.names else None
-        return cls(position, half, vertex, other, time, props)
-
 
 _MESSAGE_KIND = UpdateKind.MESSAGE.value
-_MESSAGE_COLUMNS = ("position", "vertex", "time")
-_MESSAGE_RUN = {b"chronoray.run": b"message"}  # schema metadata of a logged MessageRun
 
 
-@dataclass(frozen=True, slots=True)
-class MessageRun:
+@dataclass(frozen=True, slots=True, eq=False)
+class MessageRun(_ColumnRun):
     """Stream ``message`` updates of one source channel as columns: row ``i`` means the
     item ``(position, (K_UPDATE, vertex, None, ("message", None, payload, None), time))``
     (:func:`owner_message` of ``Update.message(vertex, time, **payload)``). Positions
@@ -675,55 +687,21 @@ class MessageRun:
     (True, 1)
     """
 
+    COLUMNS: ClassVar[tuple[str, ...]] = ("position", "vertex", "time")
+    KIND: ClassVar[bytes | None] = b"message"
     position: np.ndarray
     vertex: np.ndarray
     time: np.ndarray
     props: pa.StructArray | None
-
-    def __len__(self) -> int:
-        return len(self.position)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, MessageRun):
-            return NotImplemented
-        same = (
-            all(np.array_equal(getattr(self, c), getattr(other, c)) for c in _MESSAGE_COLUMNS)
-            and self.time.dtype == other.time.dtype
-        )
-        if self.props is None or other.props is None:
-            return same and self.props is other.props
-        return same and self.props.equals(other.props)
-
-    __hash__ = None  # type: ignore[assignment]
 
     @property
     def half(self) -> np.ndarray:
         """All 0: every row goes to its vertex's shard only."""
         return np.zeros(len(self), np.int8)
 
-    @property
-    def last_position(self) -> int:
-        """The position of the last row."""
-        return int(self.position[-1])
-
-    @property
-    def last_time(self) -> Any:
-        """The time of the last row, as the row path has it (an ``int`` or a ``float``)."""
-        return self.time[-1].item()
-
-    def earliest(self) -> float:
-        """The earliest time of a row."""
-        return self.time.min().item()  # type: ignore[no-any-return]
-
     def updates(self) -> int:
         """Rows (each stands for one update)."""
         return len(self)
-
-    def prop_dicts(self) -> list[dict[str, Any]]:
-        """Each row's payload as a new dict."""
-        if self.props is None:
-            return [{} for _ in range(len(self))]
-        return struct_dicts(self.props)
 
     def items(self) -> list[tuple[int, Message]]:
         """The ``(position, message)`` items the row path gets for these rows (the
@@ -739,65 +717,13 @@ class MessageRun:
             )
         ]
 
-    def after(self, position: int) -> MessageRun:
-        """The rows past ``position`` (the run itself when all are)."""
-        start = int(np.searchsorted(self.position, position, side="right"))
-        return self.slice(start, len(self)) if start else self
-
-    def slice(self, start: int, stop: int) -> MessageRun:
-        """Rows ``start .. stop-1`` (views, no copy)."""
-        props = None if self.props is None else self.props.slice(start, stop - start)
-        return MessageRun(
-            self.position[start:stop], self.vertex[start:stop], self.time[start:stop], props
-        )
-
-    def take(self, order: np.ndarray) -> MessageRun:
-        """The rows at ``order``, in that order."""
-        props = None if self.props is None else self.props.take(pa.array(order))
-        return MessageRun(self.position[order], self.vertex[order], self.time[order], props)
-
-    @staticmethod
-    def concat(runs: list[MessageRun]) -> MessageRun:
-        """The rows of ``runs`` (of one source, one payload schema) in order."""
-        if len(runs) == 1:
-            return runs[0]
-        position, vertex, time = (
-            np.concatenate([getattr(r, c) for r in runs]) for c in _MESSAGE_COLUMNS
-        )
-        props = runs[0].props
-        if props is not None:
-            props = pa.concat_arrays([r.props for r in runs])
-        return MessageRun(position, vertex, time, props)
-
-    def to_ipc(self) -> bytes:
-        """The run as an Arrow IPC stream of one record batch, zstd-compressed, its
-        schema marked as a message run."""
-        columns = [pa.array(getattr(self, c)) for c in _MESSAGE_COLUMNS]
-        names = list(_MESSAGE_COLUMNS)
-        if self.props is not None:
-            columns.append(self.props)
-            names.append("props")
-        table = pa.RecordBatch.from_arrays(columns, names, metadata=_MESSAGE_RUN)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
-            writer.write_batch(table)
-        return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
-
-    @classmethod
-    def from_ipc(cls, data: bytes) -> MessageRun:
-        """Inverse of :meth:`to_ipc`."""
-        table = pa.ipc.open_stream(data).read_all().combine_chunks()
-        position, vertex, time = (table.column(c).to_numpy() for c in _MESSAGE_COLUMNS)
-        props = table.column("props").chunk(0) if "props" in table.schema.names else None
-        return cls(position, vertex, time, props)
-
 
 def run_from_ipc(data: bytes) -> EdgeRun | MessageRun:
     """A run logged as columns (:meth:`EdgeRun.to_ipc`, :meth:`MessageRun.to_ipc`)."""
-    metadata = pa.ipc.open_stream(data).schema.metadata or {}
-    if metadata.get(b"chronoray.run") == b"message":
-        return MessageRun.from_ipc(data)
-    return EdgeRun.from_ipc(data)
+    table = pa.ipc.open_stream(data).read_all().combine_chunks()
+    kind = (table.schema.metadata or {}).get(_RUN_KEY)
+    run_class: type[EdgeRun | MessageRun] = MessageRun if kind == MessageRun.KIND else EdgeRun
+    return run_class._from_table(table)
 
 
 def earliest_time(items: Sequence[tuple[int, Message]]) -> float:
