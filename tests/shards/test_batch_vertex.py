@@ -19,27 +19,20 @@ from hypothesis import strategies as st
 
 import chronoray as cr
 from chronoray.sources import IterableSource
+from chronoray.testing import LedgerRowsVertex
 from chronoray.testing import LedgerVertex as Account
 from shards.core import ShardCore
 from shards.local import LocalRuntime
 from vertex.batch import BatchVertex, MessageBatch
-from vertex.model import Context, TemporalVertex, VertexTypes
+from vertex.model import TemporalVertex, VertexTypes
 from vertex.records import Update
 
 
-class Reference(TemporalVertex):
-    """The same rule, one message at a time, with its own ``on_message``."""
+class Reference(LedgerRowsVertex):
+    """The same rule, one message at a time, with its own ``on_message``, under the batch
+    class's type name (the twin a stream's vertices are compared with)."""
 
     type_name = Account.type_name
-
-    def on_message(self, ctx: Context, msg: Mapping[str, Any]) -> None:
-        amount = msg.get("amount", 0)
-        if not isinstance(amount, int | float):
-            raise TypeError("amounts must be numbers")
-        ctx.state["balance"] = ctx.state.get("balance", 0) + amount
-        ctx.state["messages"] = ctx.state.get("messages", 0) + 1
-        ctx.state["last"] = amount
-        ctx.state["seen_at"] = float(ctx.time)
 
 
 ids = st.integers(0, 7)
