@@ -5,14 +5,15 @@ clocks, shard checkpoints, the cursor, the checkpoint list, the schema and the m
 is made and read here. The manifest records :data:`FORMAT_VERSION`; a log of another
 version is refused with :class:`LogFormatError` (it names the path's version and this one;
 for format 2, the command that converts it: ``chronoray upgrade-log``, see
-:mod:`shards.upgrade`). A log of format 3 is read as it is: every value of format 3 is a
-value of format 4 (which only adds ``commands`` runs logged as columns, below). A shard
-that opens a log of format 3 to write to it first gives it the manifest of format 4 (one
-atomic write, before anything of format 4 is written), so an older chronoray, which reads
-format 3 only, refuses it rather than misreading it; ``chronoray upgrade-log`` does the
-same to a log of format 3 without writing anything else.
+:mod:`shards.upgrade`). Logs of formats 3 and 4 are read as they are: every value of
+format 3 is a value of format 4 (which only adds ``commands`` runs logged as columns,
+below), and every value of format 4 one of format 5 (which only adds ``events`` entries
+logged as columns, ``temporal`` below). A shard that opens a log of an older format to
+write to it first gives it the manifest of format 5 (one atomic write, before anything of
+format 5 is written), so an older chronoray refuses it rather than misreading it;
+``chronoray upgrade-log`` does the same to such a log without writing anything else.
 
-Format 4, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
+Format 5, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
 --------------------------------------------------------------------------------
 The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
 ``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
@@ -32,8 +33,9 @@ the readers of :mod:`shards.replay` and the shard's recovery add the log's path,
 and the shard. The checksum covers the value, not its key: readers check that a block's
 extent (and a checkpoint's worker clock) matches its key.
 
-Format 3 is format 4 without runs logged as columns, with ``"format": 3`` in the
-manifest; format 2 is format 3 without the frames (each value the bare payload) and with
+Format 4 is format 5 without entries logged as columns (``temporal``), with ``"format":
+4`` in the manifest; format 3 is format 4 without runs logged as columns, with
+``"format": 3``; format 2 is format 3 without the frames (each value the bare payload) and with
 ``"format": 2``; format 1 wrote whole vertices (refused: re-ingest).
 
 One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
@@ -74,6 +76,26 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     ``late``    (absent if none) dict ``i -> event time`` for entries of a *late* update
                 applied with ``late="apply"``: the entry's ``time`` is the watermark it
                 was applied at, this its own event time.
+    ``temporal`` (format 5; absent if none) ``(spans, data, type name)``: entries logged
+                as columns, left out of the columns above (which hold the other entries,
+                in order). ``spans`` is a list of ``(index of the first entry, count)``
+                in the block; ``data`` an Arrow IPC stream (zstd buffers, schema metadata
+                ``chronoray.run`` = ``temporal``) of one record batch, its rows the
+                entries of the spans in order, each what the built-in temporal class
+                logs for one stream ``add_edge`` half without properties
+                (:class:`TemporalEntries`): ``vertex``, ``other`` (int64), ``half``
+                (int8: 0 the owner's, 1 the target's), ``clock``, ``degree``,
+                ``counter``, ``count`` (int64), ``flags`` (int8: 1 the edge is new, 2
+                ``first_ts`` and 4 ``last_ts`` set to ``touch``, 8 the entry created its
+                vertex, of the type name), ``time``, ``touch``, ``first``, ``last``
+                (int64 or float64, the stream's). Row ``(v, o, 0, k, t, d, c, f, x, n,
+                a, b)`` is the entry ``(v, k, t, state, (o, {"count": n, "first_ts": a,
+                "last_ts": b}), None)`` with ``state`` ``{"out_degree": d, "sent": c}``
+                (only ``{"sent": c}`` unless flag 1), then ``first_ts``/``last_ts`` =
+                ``x`` as flagged; a created vertex's state is its whole first state
+                (``out_degree`` 1, ``in_degree`` 0, ``sent`` 1, ``received`` 0, then the
+                times). The target's half (``1``) is the same with ``in_degree`` and
+                ``received``, and the edge as the entry's incoming edge ``(o, {...})``.
 
 ``commands`` block (a dict): the message each execution handled.
     ``first``; ``runs``: a list of ``(channel, items)``, the entries' messages in order,
@@ -116,7 +138,7 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 4, "shard": k, "num_shards": n}``; ``schema`` =
+``meta``: ``manifest`` = ``{"format": 5, "shard": k, "num_shards": n}``; ``schema`` =
     ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
     kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
     log ever recorded under that key (ints and floats together are ``"float"``, other
@@ -221,9 +243,10 @@ __all__ = [
     "update_from_plain",
 ]
 
-FORMAT_VERSION = 4
-READABLE_VERSIONS = (3, 4)
-"""Formats read as they are: every value of format 3 is a value of format 4."""
+FORMAT_VERSION = 5
+READABLE_VERSIONS = (3, 4, 5)
+"""Formats read as they are: every value of format 3 is a value of format 4, every value
+of format 4 one of format 5."""
 UPGRADABLE_VERSION = 2
 """The one older format :mod:`shards.upgrade` converts (``chronoray upgrade-log``)."""
 MANIFEST_KEY = "manifest"
