@@ -102,7 +102,9 @@ class BlockWriter:
         return LogBatch(
             {
                 LogName.COMMANDS: [(last, encode_commands(self.first, self.runs))],
-                LogName.EVENTS: [(last, encode_events(events, self.sends, spans, temporal, self.temporal_type))],
+                LogName.EVENTS: [
+                    (last, encode_events(events, self.sends, spans, temporal, self.temporal_type))
+                ],
                 LogName.CLOCKS: [(last, encode_header(header))],
             },
             meta,

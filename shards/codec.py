@@ -434,7 +434,12 @@ def encode_events(
     placeholders there, which are left out; those that created their vertex created one
     of ``created_type``)."""
     columns: list[Sequence[Any]] = [
-        block.vertex, block.clock, block.time, block.state, block.edge, block.ins or ()
+        block.vertex,
+        block.clock,
+        block.time,
+        block.state,
+        block.edge,
+        block.ins or (),
     ]
     if spans:
         columns = [_without(c, spans) for c in columns]
@@ -493,7 +498,7 @@ def _spliced(
         for whole, rows, extra in zip(out, columns, logged, strict=True):
             if rows is not None:
                 whole.extend(rows[taken : taken + start - at])
-                whole.extend(extra[done : done + count])  # type: ignore[index]
+                whole.extend(extra[done : done + count])
         taken += start - at
         at, done = start + count, done + count
     if done != len(logged[0]):
@@ -501,7 +506,9 @@ def _spliced(
     for whole, rows in zip(out, columns, strict=True):
         if rows is not None:
             whole.extend(rows[taken:])
-    spliced = [tuple(whole) if rows is not None else None for whole, rows in zip(out, columns, strict=True)]
+    spliced = [
+        tuple(whole) if rows is not None else None for whole, rows in zip(out, columns, strict=True)
+    ]
     return spliced, made.tolist()
 
 
@@ -556,9 +563,15 @@ def decode_events(data: bytes, in_edges: bool = True) -> EventBlock:
             if made:
                 created = dict(created)
                 created.update((i, created_type) for i in made)
+        vertex, clock, time, state, edge, ins = columns
         block = EventBlock(
             v["first"],
-            *columns,
+            vertex,
+            clock,
+            time,
+            state,
+            edge,
+            ins,
             v["seq0"],
             v.get("sends", b""),
             v.get("edges", {}),
@@ -903,7 +916,7 @@ class TemporalEntries:
         ]
         return state, (["count", "first_ts", "last_ts"] if owner.any() else [])
 
-    def columns(self, in_edges: bool = True) -> tuple[list[Any], ...]:
+    def columns(self, in_edges: bool = True) -> tuple[Any, ...]:
         """The rows as the row path logs them, as the six columns of an
         :class:`EventBlock`: vertex, clock, time, state changes, outgoing edge, incoming
         edge (``None`` unless ``in_edges``)."""
@@ -945,7 +958,9 @@ def _created(half: int, counter: Any) -> dict[str, Any]:
     return {"out_degree": 1, "in_degree": 0, "sent": 1, "received": 0}
 
 
-def _ipc_bytes(columns: list[pa.Array], names: list[str], metadata: dict[bytes, bytes] | None) -> bytes:
+def _ipc_bytes(
+    columns: list[pa.Array], names: list[str], metadata: dict[bytes, bytes] | None
+) -> bytes:
     """One record batch of ``columns`` as a zstd-compressed Arrow IPC stream."""
     table = pa.RecordBatch.from_arrays(columns, names, metadata=metadata)
     sink = pa.BufferOutputStream()

@@ -37,6 +37,12 @@ Guarantees:
   columns, without a message per row (messages: a batch class gets the payload columns,
   a message is built only for a per-message call), when no other source is queued or
   gated and no observer watches; otherwise its items are built and take the row path.
+  Edge halves without properties at vertices of the built-in temporal class run through
+  the shard's temporal columns (:mod:`shards.temporal`: one compiled pass, no Python per
+  row, new vertices of that class created in it) and are logged as columns too
+  (:class:`~shards.codec.TemporalEntries`, the same entries once decoded); the records
+  of those vertices are written back before anything reads them (:attr:`vertices`,
+  queries, checkpoints) and the columns dropped before anything else runs a behavior.
 * **Recovery.** A new core over an existing log rebuilds every vertex from the newest
   shard checkpoint plus the entries after it (:class:`~shards.replay.LogReplay`) and
   rebuilds the outboxes from the first entry whose messages were not known to be
@@ -886,7 +892,9 @@ class ShardCore:
                 i = stop + 1
                 if creates is None and self._creates() is not None:  # the first of its type
                     creates = self._creates()
-                    columns.enter(run.slice(i, n), self._vertices, self._is_temporal, creates, shard)
+                    columns.enter(
+                        run.slice(i, n), self._vertices, self._is_temporal, creates, shard
+                    )
                 record = self._vertices.get(vid)
                 if record is not None and vid not in columns.excluded and vid not in columns:
                     columns.take(vid, record, self._is_temporal)

@@ -219,9 +219,11 @@ class TemporalColumns:
                 halves.append(half)
                 others.append(other)
                 values.append(value)
-        return halves, others, values  # type: ignore[return-value]
+        return halves, others, values
 
-    def _take_edges(self, row: int, halves: list[int], others: list[int], values: list[Any]) -> None:
+    def _take_edges(
+        self, row: int, halves: list[int], others: list[int], values: list[Any]
+    ) -> None:
         start, k = int(self.meta[0]), len(halves)
         self._room(k)
         stop = start + k
@@ -474,7 +476,8 @@ def _jit(function: Callable[..., Any]) -> Callable[..., Any]:
         from numba.typed import Dict as typed_dict
 
         numba, Dict = module, typed_dict
-        _I64, _PAIR = module.types.int64, module.types.UniTuple(module.types.int64, 2)
+        _I64 = module.types.int64
+        _PAIR = module.types.UniTuple(_I64, 2)  # type: ignore[no-untyped-call]
         compiled = _COMPILED[function.__name__] = numba.njit(cache=True, nogil=True)(function)
     return compiled
 

@@ -98,7 +98,9 @@ def _apply(steps: list[Any], float_time: bool) -> tuple[ShardCore, MemoryLogStor
                 seen.append(None)
             seen.append(core.stats().edges)
         elif kind == "views":  # views of the live records (drops the columns)
-            seen.append(sorted((v.vertex_id, dict(v.state), v.out_degree) for v in core.vertex_views()))
+            seen.append(
+                sorted((v.vertex_id, dict(v.state), v.out_degree) for v in core.vertex_views())
+            )
         else:
             run = _run(value, position + 1, float_time)
             core.handle(Batch("src:s", position, [], None, None, True, run))
@@ -151,10 +153,15 @@ def test_a_stream_on_the_columns_logs_its_entries_as_columns() -> None:
     columns, new vertices created by the pass (the first one by the row path, which
     makes its class's plan), and the events log is smaller than the row path's."""
     rng = np.random.default_rng(5)
-    edges = [(int(a), int(b), int(t)) for a, b, t in zip(
-        rng.zipf(1.5, 3_000) % 500, rng.integers(0, 500, 3_000), np.sort(rng.integers(0, 10**6, 3_000)),
-        strict=True,
-    )]
+    edges = [
+        (int(a), int(b), int(t))
+        for a, b, t in zip(
+            rng.zipf(1.5, 3_000) % 500,
+            rng.integers(0, 500, 3_000),
+            np.sort(rng.integers(0, 10**6, 3_000)),
+            strict=True,
+        )
+    ]
     steps = [("run", edges[i : i + 300]) for i in range(0, len(edges), 300)]
     with _rows_only():
         rows, rows_store, _ = _apply(steps, False)
