@@ -834,11 +834,12 @@ TEMPORAL_NEW, TEMPORAL_FIRST, TEMPORAL_LAST, TEMPORAL_CREATED = 1, 2, 4, 8
 class TemporalEntries:
     """``events`` entries of the built-in temporal rule as columns (format 5): row ``i``
     is what :class:`~vertex.TemporalVertex`'s hooks logged for one stream ``add_edge``
-    half at an existing vertex, with no properties (:meth:`entries` gives the tuples the
-    row path logs, key for key and type for type). ``half`` 0 (the owner's): the state
-    changes ``out_degree`` (``degree``, only for a new edge), ``sent`` (``counter``) and
-    the outgoing edge to ``other``; ``half`` 1 (the target's): ``in_degree`` (only for a
-    new edge), ``received`` and the incoming edge from ``other``. ``first_ts`` and
+    half without properties (:meth:`columns` gives the entries the row path logs, key for
+    key and type for type). ``half`` 0 (the owner's): the state changes ``out_degree``
+    (``degree``, only for a new edge), ``sent`` (``counter``) and the outgoing edge to
+    ``other``; ``half`` 1 (the target's): ``in_degree`` (only for a new edge),
+    ``received`` and the incoming edge from ``other``; an entry that created its vertex
+    (flag :data:`TEMPORAL_CREATED`) sets its whole first state. ``first_ts`` and
     ``last_ts`` are set to ``touch`` where ``flags`` say so; the edge record is
     ``{"count", "first_ts", "last_ts"}``. Times keep their type (int64 or float64)."""
 
@@ -931,7 +932,7 @@ class TemporalEntries:
             other, half, degree, counter, flags, touch, n, t0, t1, strict=True
         ):
             if f & TEMPORAL_CREATED:
-                changes = _created(h, c)
+                changes = _created(h)
             elif h:
                 changes = {"in_degree": d, "received": c} if f & TEMPORAL_NEW else {"received": c}
             else:
@@ -950,7 +951,7 @@ class TemporalEntries:
         return vertex, clock, time, state, out_edge, (in_edge if in_edges else None)
 
 
-def _created(half: int, counter: Any) -> dict[str, Any]:
+def _created(half: int) -> dict[str, Any]:
     """The first state of a vertex an ``add_edge`` half created (its counters; its times
     follow)."""
     if half:
