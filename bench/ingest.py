@@ -21,17 +21,24 @@ event time, issue 13, against the commit before it)::
 
     python -m bench.ingest
     python -m bench.ingest --before 749e83b --copies 3 --skewed-events 200000 --name event_time
+    python -m bench.ingest --before fcdd218 --raphtory --name ingest_columns
+
+``--raphtory`` also times Raphtory's bulk load of each file (pyarrow CSV read and
+``load_edges``, median of 3) in its own environment, the issue-21 comparison.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from bench.baseline import BEFORE, measure, tree
+from bench.envs import python_of
 from bench.report import machine, write_results
 from bench.workloads import skewed_stream, write_snap
 from chronoray.datasets import collegemsg_path
@@ -69,6 +76,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     parser.add_argument("--name", default="ingest", help="Results file name (NAME.json/.md).")
+    parser.add_argument(
+        "--raphtory",
+        action="store_true",
+        help="Also time Raphtory's load_edges of each file (its environment: bench.envs).",
+    )
     args = parser.parse_args(argv)
     trees = {"now": tree(None), "before": tree(args.before)}
     trees = {name: root for name, root in trees.items() if root is not None}
@@ -86,6 +98,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     workdir=str(workdir / name),
                     mid_t=mid if stream == "skewed" else None,
                 )
+            if args.raphtory:
+                runs[f"{stream} (raphtory)"] = _raphtory_load(path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     result = {
@@ -103,8 +117,49 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return result
 
 
+_RAPHTORY_LOAD = """
+import json, statistics, sys, time
+import pyarrow.csv as csv
+import raphtory
+times = []
+for _ in range(3):
+    started = time.perf_counter()
+    table = csv.read_csv(
+        sys.argv[1],
+        read_options=csv.ReadOptions(column_names=["src", "dst", "ts"]),
+        parse_options=csv.ParseOptions(delimiter=" "),
+    )
+    graph = raphtory.Graph()
+    graph.load_edges(data=table, time="ts", src="src", dst="dst")
+    times.append(time.perf_counter() - started)
+print(json.dumps({"seconds": statistics.median(times), "edges": graph.count_edges()}))
+"""
+
+
+def _raphtory_load(path: Path) -> dict[str, Any]:
+    """Raphtory's bulk load of a SNAP file (pyarrow CSV read + ``load_edges``, median of 3),
+    in its own environment (made by :func:`bench.envs.ensure`)."""
+    python = python_of("raphtory")
+    if python is None:
+        raise SystemExit("no Raphtory environment: python -m bench.envs raphtory")
+    out = subprocess.run(
+        [str(python), "-c", _RAPHTORY_LOAD, str(path)], capture_output=True, text=True, check=True
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    updates = sum(1 for line in path.open() if line.strip())
+    return {**result, "updates": updates, "rate": updates / result["seconds"]}
+
+
 def _ratios(runs: dict[str, Any]) -> dict[str, float]:
     ratios = {}
+    for key in [k for k in runs if k.endswith("(raphtory)")]:
+        stream = key.removesuffix(" (raphtory)")
+        for tree_name in ("now", "before"):
+            mine = runs.get(f"{stream} ({tree_name})")
+            if mine is not None:
+                ratios[f"{stream}: ingest seconds {tree_name} / raphtory load"] = (
+                    mine["seconds"] / runs[key]["seconds"]
+                )
     for key in [k for k in runs if k.endswith("(now)")]:
         stream = key.removesuffix(" (now)")
         before = runs.get(f"{stream} (before)")
@@ -151,6 +206,12 @@ def _table(result: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, run in result["runs"].items():
+        if name.endswith("(raphtory)"):
+            lines.append(
+                f"| {name} | {run['updates']:,} | {run['seconds']:.2f} | {run['rate']:,.0f} "
+                "| | | | | | |"
+            )
+            continue
         snap = f"{run['snapshot_mid_seconds']:.2f}" if "snapshot_mid_seconds" in run else ""
         lines.append(
             f"| {name} | {run['updates']:,} | {run['seconds']:.1f} | {run['rate']:,.0f} "

@@ -5,14 +5,15 @@ clocks, shard checkpoints, the cursor, the checkpoint list, the schema and the m
 is made and read here. The manifest records :data:`FORMAT_VERSION`; a log of another
 version is refused with :class:`LogFormatError` (it names the path's version and this one;
 for format 2, the command that converts it: ``chronoray upgrade-log``, see
-:mod:`shards.upgrade`). A log of format 3 is read as it is: every value of format 3 is a
-value of format 4 (which only adds ``commands`` runs logged as columns, below). A shard
-that opens a log of format 3 to write to it first gives it the manifest of format 4 (one
-atomic write, before anything of format 4 is written), so an older chronoray, which reads
-format 3 only, refuses it rather than misreading it; ``chronoray upgrade-log`` does the
-same to a log of format 3 without writing anything else.
+:mod:`shards.upgrade`). Logs of formats 3 and 4 are read as they are: every value of
+format 3 is a value of format 4 (which only adds ``commands`` runs logged as columns,
+below), and every value of format 4 one of format 5 (which only adds ``events`` entries
+logged as columns, ``temporal`` below). A shard that opens a log of an older format to
+write to it first gives it the manifest of format 5 (one atomic write, before anything of
+format 5 is written), so an older chronoray refuses it rather than misreading it;
+``chronoray upgrade-log`` does the same to such a log without writing anything else.
 
-Format 4, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
+Format 5, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
 --------------------------------------------------------------------------------
 The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
 ``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
@@ -32,8 +33,9 @@ the readers of :mod:`shards.replay` and the shard's recovery add the log's path,
 and the shard. The checksum covers the value, not its key: readers check that a block's
 extent (and a checkpoint's worker clock) matches its key.
 
-Format 3 is format 4 without runs logged as columns, with ``"format": 3`` in the
-manifest; format 2 is format 3 without the frames (each value the bare payload) and with
+Format 4 is format 5 without entries logged as columns (``temporal``), with ``"format":
+4`` in the manifest; format 3 is format 4 without runs logged as columns, with
+``"format": 3``; format 2 is format 3 without the frames (each value the bare payload) and with
 ``"format": 2``; format 1 wrote whole vertices (refused: re-ingest).
 
 One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
@@ -74,6 +76,26 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     ``late``    (absent if none) dict ``i -> event time`` for entries of a *late* update
                 applied with ``late="apply"``: the entry's ``time`` is the watermark it
                 was applied at, this its own event time.
+    ``temporal`` (format 5; absent if none) ``(spans, data, type name)``: entries logged
+                as columns, left out of the columns above (which hold the other entries,
+                in order). ``spans`` is a list of ``(index of the first entry, count)``
+                in the block; ``data`` an Arrow IPC stream (zstd buffers, schema metadata
+                ``chronoray.run`` = ``temporal``) of one record batch, its rows the
+                entries of the spans in order, each what the built-in temporal class
+                logs for one stream ``add_edge`` half without properties
+                (:class:`TemporalEntries`): ``vertex``, ``other`` (int64), ``half``
+                (int8: 0 the owner's, 1 the target's), ``clock``, ``degree``,
+                ``counter``, ``count`` (int64), ``flags`` (int8: 1 the edge is new, 2
+                ``first_ts`` and 4 ``last_ts`` set to ``touch``, 8 the entry created its
+                vertex, of the type name), ``time``, ``touch``, ``first``, ``last``
+                (int64 or float64, the stream's). Row ``(v, o, 0, k, t, d, c, f, x, n,
+                a, b)`` is the entry ``(v, k, t, state, (o, {"count": n, "first_ts": a,
+                "last_ts": b}), None)`` with ``state`` ``{"out_degree": d, "sent": c}``
+                (only ``{"sent": c}`` unless flag 1), then ``first_ts``/``last_ts`` =
+                ``x`` as flagged; a created vertex's state is its whole first state
+                (``out_degree`` 1, ``in_degree`` 0, ``sent`` 1, ``received`` 0, then the
+                times). The target's half (``1``) is the same with ``in_degree`` and
+                ``received``, and the edge as the entry's incoming edge ``(o, {...})``.
 
 ``commands`` block (a dict): the message each execution handled.
     ``first``; ``runs``: a list of ``(channel, items)``, the entries' messages in order,
@@ -116,7 +138,7 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 4, "shard": k, "num_shards": n}``; ``schema`` =
+``meta``: ``manifest`` = ``{"format": 5, "shard": k, "num_shards": n}``; ``schema`` =
     ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
     kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
     log ever recorded under that key (ints and floats together are ``"float"``, other
@@ -221,9 +243,10 @@ __all__ = [
     "update_from_plain",
 ]
 
-FORMAT_VERSION = 4
-READABLE_VERSIONS = (3, 4)
-"""Formats read as they are: every value of format 3 is a value of format 4."""
+FORMAT_VERSION = 5
+READABLE_VERSIONS = (3, 4, 5)
+"""Formats read as they are: every value of format 3 is a value of format 4, every value
+of format 4 one of format 5."""
 UPGRADABLE_VERSION = 2
 """The one older format :mod:`shards.upgrade` converts (``chronoray upgrade-log``)."""
 MANIFEST_KEY = "manifest"
@@ -399,20 +422,39 @@ class EventBlock:
 
 
 def encode_events(
-    block: EventBlock, sends: dict[int, tuple[tuple[int, int, VertexId, Any], ...]]
+    block: EventBlock,
+    sends: dict[int, tuple[tuple[int, int, VertexId, Any], ...]],
+    spans: Sequence[tuple[int, int]] = (),
+    temporal: TemporalEntries | None = None,
+    created_type: str | None = None,
 ) -> bytes:
     """One ``events`` value; ``sends`` are the messages entries sent, by entry index, as
-    ``(dest shard, kind, target, payload)``."""
+    ``(dest shard, kind, target, payload)``; ``temporal``: entries logged as columns, in
+    the ``spans`` ``(index of the first, count)`` of the block (its columns hold
+    placeholders there, which are left out; those that created their vertex created one
+    of ``created_type``)."""
+    columns: list[Sequence[Any]] = [
+        block.vertex,
+        block.clock,
+        block.time,
+        block.state,
+        block.edge,
+        block.ins or (),
+    ]
+    if spans:
+        columns = [_without(c, spans) for c in columns]
     value: dict[str, Any] = {
         "first": block.first,
-        "vertex": block.vertex,
-        "clock": block.clock,
-        "time": block.time,
-        "state": block.state,
-        "edge": block.edge,
-        "in": _dumps(block.ins, _PROTOCOL),
+        "vertex": columns[0],
+        "clock": columns[1],
+        "time": columns[2],
+        "state": columns[3],
+        "edge": columns[4],
+        "in": _dumps(columns[5], _PROTOCOL),
         "seq0": block.seq0,
     }
+    if temporal is not None:
+        value["temporal"] = (list(spans), temporal.to_ipc(), created_type)
     if sends:
         edge, several = block.edge, block.edges
         referring = [i for i in sends if edge[i] is not None or i in several]
@@ -425,6 +467,58 @@ def encode_events(
         if getattr(block, name):
             value[name] = getattr(block, name)
     return frame_value(_dumps(value, _PROTOCOL))
+
+
+def _without(column: Sequence[Any], spans: Sequence[tuple[int, int]]) -> list[Any]:
+    """``column`` without the entries of ``spans`` (their placeholders)."""
+    out: list[Any] = []
+    at = 0
+    for start, count in spans:
+        out.extend(column[at:start])
+        at = start + count
+    out.extend(column[at:])
+    return out
+
+
+def _spliced(
+    columns: list[Any], spans: list[tuple[int, int]], data: bytes, in_edges: bool
+) -> tuple[list[Any], list[int]]:
+    """The block's six entry columns with the entries logged as columns put back in
+    their spans (inverse of :func:`_without`), and the indices of those that created
+    their vertex."""
+    entries = TemporalEntries.from_ipc(data)
+    logged = entries.columns(in_edges)
+    made = np.flatnonzero(entries.flags & TEMPORAL_CREATED)
+    if len(made):
+        starts = np.repeat([start - done for start, done in _offsets(spans)], [c for _, c in spans])
+        made = made + starts[made]
+    out: list[list[Any]] = [[] for _ in columns]
+    taken = at = done = 0
+    for start, count in spans:
+        for whole, rows, extra in zip(out, columns, logged, strict=True):
+            if rows is not None:
+                whole.extend(rows[taken : taken + start - at])
+                whole.extend(extra[done : done + count])
+        taken += start - at
+        at, done = start + count, done + count
+    if done != len(logged[0]):
+        raise ValueError(f"spans of {done} entries for {len(logged[0])} logged as columns")
+    for whole, rows in zip(out, columns, strict=True):
+        if rows is not None:
+            whole.extend(rows[taken:])
+    spliced = [
+        tuple(whole) if rows is not None else None for whole, rows in zip(out, columns, strict=True)
+    ]
+    return spliced, made.tolist()
+
+
+def _offsets(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Per span, its first index in the block and in the entries logged as columns."""
+    out, done = [], 0
+    for start, count in spans:
+        out.append((start, done))
+        done += count
+    return out
 
 
 def _refer(block: EventBlock, i: int, sends: tuple[Send, ...]) -> tuple[Send, ...]:
@@ -453,18 +547,35 @@ def decode_events(data: bytes, in_edges: bool = True) -> EventBlock:
     do not decode (their lengths are checked)."""
     v = _load(data, "events")
     try:
-        block = EventBlock(
-            v["first"],
+        columns = [
             v["vertex"],
             v["clock"],
             v["time"],
             v["state"],
             v["edge"],
             _loads(v["in"]) if in_edges else None,
+        ]
+        temporal = v.get("temporal")
+        created = v.get("created", {})
+        if temporal is not None:
+            spans, data, created_type = temporal
+            columns, made = _spliced(columns, spans, data, in_edges)
+            if made:
+                created = dict(created)
+                created.update((i, created_type) for i in made)
+        vertex, clock, time, state, edge, ins = columns
+        block = EventBlock(
+            v["first"],
+            vertex,
+            clock,
+            time,
+            state,
+            edge,
+            ins,
             v["seq0"],
             v.get("sends", b""),
             v.get("edges", {}),
-            v.get("created", {}),
+            created,
             v.get("deleted", []),
             v.get("failed", {}),
             v.get("dropped", {}),
@@ -600,11 +711,7 @@ class _ColumnRun:
             columns.append(self.props)
             names.append("props")
         metadata = None if self.KIND is None else {_RUN_KEY: self.KIND}
-        table = pa.RecordBatch.from_arrays(columns, names, metadata=metadata)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
-            writer.write_batch(table)
-        return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+        return _ipc_bytes(columns, names, metadata)
 
     @classmethod
     def from_ipc(cls, data: bytes) -> Self:
@@ -716,6 +823,151 @@ class MessageRun(_ColumnRun):
                 strict=True,
             )
         ]
+
+
+TEMPORAL_NEW, TEMPORAL_FIRST, TEMPORAL_LAST, TEMPORAL_CREATED = 1, 2, 4, 8
+"""Flags of a :class:`TemporalEntries` row: the edge is new, the vertex's ``first_ts``
+(``last_ts``) changed, the entry created its vertex."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TemporalEntries:
+    """``events`` entries of the built-in temporal rule as columns (format 5): row ``i``
+    is what :class:`~vertex.TemporalVertex`'s hooks logged for one stream ``add_edge``
+    half without properties (:meth:`columns` gives the entries the row path logs, key for
+    key and type for type). ``half`` 0 (the owner's): the state changes ``out_degree``
+    (``degree``, only for a new edge), ``sent`` (``counter``) and the outgoing edge to
+    ``other``; ``half`` 1 (the target's): ``in_degree`` (only for a new edge),
+    ``received`` and the incoming edge from ``other``; an entry that created its vertex
+    (flag :data:`TEMPORAL_CREATED`) sets its whole first state. ``first_ts`` and
+    ``last_ts`` are set to ``touch`` where ``flags`` say so; the edge record is
+    ``{"count", "first_ts", "last_ts"}``. Times keep their type (int64 or float64)."""
+
+    COLUMNS: ClassVar[tuple[str, ...]] = (
+        "vertex",
+        "other",
+        "half",
+        "clock",
+        "time",
+        "degree",
+        "counter",
+        "flags",
+        "touch",
+        "count",
+        "first",
+        "last",
+    )
+    KIND: ClassVar[bytes] = b"temporal"
+    vertex: np.ndarray
+    other: np.ndarray
+    half: np.ndarray
+    clock: np.ndarray
+    time: np.ndarray
+    degree: np.ndarray
+    counter: np.ndarray
+    flags: np.ndarray
+    touch: np.ndarray
+    count: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.vertex)
+
+    @classmethod
+    def concat(cls, parts: Sequence[TemporalEntries]) -> TemporalEntries:
+        """The entries of ``parts`` in order."""
+        if len(parts) == 1:
+            return parts[0]
+        return cls(*(np.concatenate([getattr(p, c) for p in parts]) for c in cls.COLUMNS))
+
+    def to_ipc(self) -> bytes:
+        """The entries as a zstd Arrow IPC stream of one record batch."""
+        return _ipc_bytes(
+            [pa.array(getattr(self, c)) for c in self.COLUMNS],
+            list(self.COLUMNS),
+            {_RUN_KEY: self.KIND},
+        )
+
+    @classmethod
+    def from_ipc(cls, data: bytes) -> TemporalEntries:
+        """Inverse of :meth:`to_ipc`."""
+        table = pa.ipc.open_stream(data).read_all().combine_chunks()
+        if (table.schema.metadata or {}).get(_RUN_KEY) != cls.KIND:
+            raise ValueError("not temporal entries")
+        return cls(*(table.column(c).to_numpy() for c in cls.COLUMNS))
+
+    def keys(self) -> tuple[list[str], list[str]]:
+        """The state keys and the outgoing-edge keys the entries set (what a schema notes)."""
+        owner, target = self.half == 0, self.half == 1
+        flags = self.flags
+        new = (flags & TEMPORAL_NEW) != 0
+        created = bool(((flags & TEMPORAL_CREATED) != 0).any())
+        state = [
+            key
+            for key, present in (
+                ("out_degree", created or (owner & new).any()),
+                ("in_degree", created or (target & new).any()),
+                ("sent", created or owner.any()),
+                ("received", created or target.any()),
+                ("first_ts", ((flags & TEMPORAL_FIRST) != 0).any()),
+                ("last_ts", ((flags & TEMPORAL_LAST) != 0).any()),
+            )
+            if present
+        ]
+        return state, (["count", "first_ts", "last_ts"] if owner.any() else [])
+
+    def columns(self, in_edges: bool = True) -> tuple[Any, ...]:
+        """The rows as the row path logs them, as the six columns of an
+        :class:`EventBlock`: vertex, clock, time, state changes, outgoing edge, incoming
+        edge (``None`` unless ``in_edges``)."""
+        vertex, other, half, clock, time, degree, counter, flags, touch, n, t0, t1 = (
+            getattr(self, c).tolist() for c in self.COLUMNS
+        )
+        state: list[Any] = []
+        out_edge: list[Any] = []
+        in_edge: list[Any] = []
+        add_state, add_out, add_in = state.append, out_edge.append, in_edge.append
+        for o, h, d, c, f, t, k, a, b in zip(
+            other, half, degree, counter, flags, touch, n, t0, t1, strict=True
+        ):
+            if f & TEMPORAL_CREATED:
+                changes = _created(h)
+            elif h:
+                changes = {"in_degree": d, "received": c} if f & TEMPORAL_NEW else {"received": c}
+            else:
+                changes = {"out_degree": d, "sent": c} if f & TEMPORAL_NEW else {"sent": c}
+            if f & TEMPORAL_FIRST:
+                changes["first_ts"] = t
+            if f & TEMPORAL_LAST:
+                changes["last_ts"] = t
+            add_state(changes)
+            if h:
+                add_out(None)
+                add_in((o, {"count": k, "first_ts": a, "last_ts": b}) if in_edges else None)
+            else:
+                add_out((o, {"count": k, "first_ts": a, "last_ts": b}))
+                add_in(None)
+        return vertex, clock, time, state, out_edge, (in_edge if in_edges else None)
+
+
+def _created(half: int) -> dict[str, Any]:
+    """The first state of a vertex an ``add_edge`` half created (its counters; its times
+    follow)."""
+    if half:
+        return {"out_degree": 0, "in_degree": 1, "sent": 0, "received": 1}
+    return {"out_degree": 1, "in_degree": 0, "sent": 1, "received": 0}
+
+
+def _ipc_bytes(
+    columns: list[pa.Array], names: list[str], metadata: dict[bytes, bytes] | None
+) -> bytes:
+    """One record batch of ``columns`` as a zstd-compressed Arrow IPC stream."""
+    table = pa.RecordBatch.from_arrays(columns, names, metadata=metadata)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
+        writer.write_batch(table)
+    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
 
 
 def run_from_ipc(data: bytes) -> EdgeRun | MessageRun:

@@ -37,6 +37,12 @@ Guarantees:
   columns, without a message per row (messages: a batch class gets the payload columns,
   a message is built only for a per-message call), when no other source is queued or
   gated and no observer watches; otherwise its items are built and take the row path.
+  Edge halves without properties at vertices of the built-in temporal class run through
+  the shard's temporal columns (:mod:`shards.temporal`: one compiled pass, no Python per
+  row, new vertices of that class created in it) and are logged as columns too
+  (:class:`~shards.codec.TemporalEntries`, the same entries once decoded); the records
+  of those vertices are written back before anything reads them (:attr:`vertices`,
+  queries, checkpoints) and the columns dropped before anything else runs a behavior.
 * **Recovery.** A new core over an existing log rebuilds every vertex from the newest
   shard checkpoint plus the entries after it (:class:`~shards.replay.LogReplay`) and
   rebuilds the outboxes from the first entry whose messages were not known to be
@@ -78,6 +84,7 @@ from shards.codec import (
     Message,
     MessageRun,
     Schema,
+    TemporalEntries,
     decode_cursor,
     decode_schema,
     earliest_time,
@@ -115,9 +122,10 @@ from shards.replay import (
     read_manifest,
 )
 from shards.routing import shard_of
+from shards.temporal import TemporalColumns, fits, is_temporal
 from vertex.annotations import mark_module_api
 from vertex.batch import BatchVertex, MessageBatch, Payloads, batch_rows
-from vertex.model import DirectHooks, Vertex, VertexTypes, temporal_edge
+from vertex.model import DirectHooks, TemporalVertex, Vertex, VertexTypes, temporal_edge
 from vertex.records import EDGE_KINDS, Update, UpdateKind, VertexId
 
 __all__ = [
@@ -351,7 +359,9 @@ class ShardCore:
         self.checkpoints: list[tuple[int, float]] = []  # (worker clock, max event time)
         self._last_checkpoint = 0
         self._next_checkpoint = shard_checkpoint_interval
-        self.vertices: dict[VertexId, VertexRecord] = {}
+        self._vertices: dict[VertexId, VertexRecord] = {}
+        self._temporal: TemporalColumns | None = None
+        """The built-in temporal class's vertices as columns, while column runs use them."""
         self.edge_count = 0
         """Out-edges of the vertices, kept as they change."""
         self.vector = VectorClock(num_shards)
@@ -393,6 +403,28 @@ class ShardCore:
     def observer(self) -> ShardObserver | None:
         """The attached observer, if any."""
         return self._observer
+
+    @property
+    def vertices(self) -> dict[VertexId, VertexRecord]:
+        """The vertices of this shard by id, current (reading them writes back and drops
+        the temporal columns, :mod:`shards.temporal`: the caller may change them)."""
+        self._settle()
+        return self._vertices
+
+    def _settle(self) -> None:
+        """Write the temporal columns back into the records and drop them: from here on
+        the records alone hold the vertices (before anything but the columns' own pass
+        runs behaviors or hands records out)."""
+        columns = self._temporal
+        if columns is not None:
+            columns.flush()
+            self._temporal = None
+
+    def _flush(self) -> None:
+        """Write the temporal columns back into the records, keeping them (before the
+        records are read, not changed)."""
+        if self._temporal is not None:
+            self._temporal.flush()
 
     # -- properties -------------------------------------------------------------------
 
@@ -631,6 +663,7 @@ class ShardCore:
         """Execute ``items`` of ``channel`` in order, then account for them once
         (:meth:`_account`; ``logged``: the columns they were built from, logged instead).
         Returns the executions."""
+        self._settle()
         first = self._wc + 1
         execute = self._execute
         self._stream_batch = halves and self.stream_edges
@@ -659,7 +692,7 @@ class ShardCore:
         """:meth:`_run`'s loop where the graph has batch classes: each stretch of
         consecutive stream messages to existing vertices of batch classes runs as one
         :meth:`_run_batch`; every other item as in :meth:`_run`, in order between them."""
-        execute, vertices, batch_types = self._execute, self.vertices, self._batch_types
+        execute, vertices, batch_types = self._execute, self._vertices, self._batch_types
         direct = self._execute_direct if self._stream_batch else None
         stretch: list[Message] = []
         records: list[VertexRecord] = []
@@ -755,8 +788,9 @@ class ShardCore:
         observer = self._observer
         if not self._batch_types or (observer is not None and observer.watching):
             return self._run(channel, run.items(), halves, block, released, run)
+        self._settle()
         first = self._wc + 1
-        execute, vertices, batch_types = self._execute, self.vertices, self._batch_types
+        execute, vertices, batch_types = self._execute, self._vertices, self._batch_types
         vids, times = run.vertex.tolist(), run.time.tolist()
         payloads = Payloads(run.props, len(run))
         start = -1  # the first row of the current stretch
@@ -799,6 +833,9 @@ class ShardCore:
         observer = self._observer
         if not (halves and self.stream_edges) or (observer is not None and observer.watching):
             return self._run(channel, run.items(), halves, block, released, run)
+        if fits(run):
+            return self._run_temporal(channel, run, block, released)
+        self._settle()
         first = self._wc + 1
         execute, owner, target = self._execute, self._direct_owner, self._direct_target
         self._stream_batch = True
@@ -814,6 +851,107 @@ class ShardCore:
             self._stream_batch = False
         self._account(channel, first, run.last_position, run.last_time, block, run)
         return len(run)
+
+    def _run_temporal(
+        self,
+        channel: str,
+        run: EdgeRun,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> int:
+        """:meth:`_run_columns` through the temporal columns (:mod:`shards.temporal`):
+        the rows of vertices in them run in one compiled pass, logged as columns; at a row
+        whose vertex is not in them the pass stops, the row runs as in
+        :meth:`_run_columns` (a new vertex is created), its vertex is taken in if it
+        fits, and the pass goes on after it."""
+        columns = self._temporal
+        if columns is None or columns.dtype != run.time.dtype:
+            self._settle()
+            columns = self._temporal = TemporalColumns(run.time.dtype)
+        creates = self._creates()
+        shard = (self.shard_id, self.num_shards)
+        columns.enter(run, self._vertices, self._is_temporal, creates, shard)
+        first = self._wc + 1
+        out = columns.outputs(len(run))
+        n, i = len(run), 0
+        halves, vids, others, times = run.half, run.vertex, run.other, run.time
+        self._stream_batch = True
+        try:
+            while i < n:
+                stop, new_edges = columns.apply(run, i, out)
+                if stop > i:
+                    self._vertices.update(columns.created(run, out, i, stop))
+                    entries = columns.entries(run, out, i, stop)
+                    self._ran_temporal(entries, new_edges, creates, block)
+                if stop == n:
+                    break
+                vid = vids[stop].item()
+                self._run_row(
+                    int(halves[stop]), vid, others[stop].item(), times[stop].item(), block, released
+                )
+                i = stop + 1
+                if creates is None and self._creates() is not None:  # the first of its type
+                    creates = self._creates()
+                    columns.enter(
+                        run.slice(i, n), self._vertices, self._is_temporal, creates, shard
+                    )
+                record = self._vertices.get(vid)
+                if record is not None and vid not in columns.excluded and vid not in columns:
+                    columns.take(vid, record, self._is_temporal)
+        finally:
+            self._stream_batch = False
+        self._account(channel, first, run.last_position, run.last_time, block, run)
+        return n
+
+    def _ran_temporal(
+        self,
+        entries: TemporalEntries,
+        new_edges: int,
+        creates: str | None,
+        block: BlockWriter | None,
+    ) -> None:
+        """Account for rows the temporal columns ran: worker clock, latest time, edge
+        count, and their entries in the block."""
+        self._wc += len(entries)
+        self.edge_count += new_edges
+        latest = entries.time.max().item()
+        if latest > self.max_time:
+            self.max_time = latest
+        if block is not None:
+            block.add_temporal(entries, creates)
+
+    def _run_row(
+        self,
+        half: int,
+        vid: VertexId,
+        other: VertexId,
+        ts: Any,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> None:
+        """One row of a run of stream edge halves, as :meth:`_run_columns` runs it."""
+        props: dict[str, Any] = {}
+        if half == 0:
+            if self._direct_owner(vid, _ADD_EDGE, other, props, ts, block):
+                return
+        elif self._direct_target(vid, _ADD_EDGE, other, props, ts, block):
+            return
+        self._execute(run_message(half, vid, other, props, ts), block, released)
+
+    def _creates(self) -> str | None:
+        """The type new vertices of stream edges get, if the temporal columns can create
+        them: it keeps the built-in temporal hooks and ``on_create`` (its plan is made)."""
+        name = self.types.default_name
+        plan = self._plans.get(name)
+        if plan is None or not is_temporal(plan[1]):
+            return None
+        return name if type(plan[0]).on_create is TemporalVertex.on_create else None
+
+    def _is_temporal(self, type_name: str) -> bool:
+        """Whether the class ``type_name`` keeps the built-in temporal hooks (its plan is
+        made the first time one of its vertices is created here)."""
+        plan = self._plans.get(type_name)
+        return plan is not None and is_temporal(plan[1])
 
     def _account(
         self,
@@ -901,7 +1039,8 @@ class ShardCore:
 
     def vertex(self, vertex_id: VertexId) -> dict[str, Any]:
         """A copy of the vertex's type, clock, time, state and edges; :class:`VertexNotFound`."""
-        record = self.vertices.get(vertex_id)
+        self._flush()
+        record = self._vertices.get(vertex_id)
         if record is None:
             raise VertexNotFound(vertex_id)
         return record.snapshot()
@@ -921,7 +1060,7 @@ class ShardCore:
         observer = self._observer
         return ShardStats(
             shard=self.shard_id,
-            vertices=len(self.vertices),
+            vertices=len(self._vertices),
             edges=self.edge_count,
             worker_clock=self.worker_clock,
             vector_clock=list(self.vector.as_tuple()),
@@ -954,7 +1093,7 @@ class ShardCore:
         if shard != self.shard_id:
             raise ValueError(f"vertex {vid!r} does not belong to shard {self.shard_id}")
         wc = self._wc = self._wc + 1
-        record = self.vertices.get(vid)
+        record = self._vertices.get(vid)
         if record is None and creates_nothing(kind, payload):
             if ts > self.max_time:
                 self.max_time = ts
@@ -1028,7 +1167,7 @@ class ShardCore:
     def _direct_plan(self, vid: VertexId) -> tuple[VertexRecord, DirectHooks] | None:
         """The existing record of ``vid`` and its class's direct hooks, if it has a
         record on this shard and its class's plan is made (creation runs ``on_create``)."""
-        record = self.vertices.get(vid)
+        record = self._vertices.get(vid)
         if record is None:
             return None
         plan = self._plans.get(record.type_name)
@@ -1275,9 +1414,9 @@ class ShardCore:
         record.clock = run.clock
         record.time = run.time
         if run.deleted:
-            self.vertices.pop(run.vid, None)
+            self._vertices.pop(run.vid, None)
         elif run.created:
-            self.vertices[run.vid] = record
+            self._vertices[run.vid] = record
         if counts:
             self.edge_count += (0 if run.deleted else len(out)) - counted
 
@@ -1304,8 +1443,9 @@ class ShardCore:
         at least as many as the checkpoint would hold records (so it pays for itself)."""
         if self._wc < self._next_checkpoint:
             return False
-        records = len(self.vertices) + sum(
-            len(r.out_edges) + len(r.in_edges) for r in self.vertices.values()
+        self._flush()
+        records = len(self._vertices) + sum(
+            len(r.out_edges) + len(r.in_edges) for r in self._vertices.values()
         )
         due = self._last_checkpoint + max(self.shard_checkpoint_interval, records)
         if self._wc >= due:
@@ -1331,14 +1471,15 @@ class ShardCore:
 
     def _shard_checkpoint(self) -> bytes:
         """The whole shard as one value: every vertex's full state, clocks, time."""
-        records = list(self.vertices.values())
+        self._flush()
+        records = list(self._vertices.values())
         return encode_checkpoint(
             CheckpointColumns(
                 self._wc,
                 self.max_time,
                 self.vector.as_tuple(),
                 self.errors,
-                list(self.vertices),
+                list(self._vertices),
                 [r.type_name for r in records],
                 [r.state for r in records],
                 [r.out_edges for r in records],
@@ -1413,8 +1554,8 @@ class ShardCore:
                 box = self._outboxes[dest]
                 if block.first + i >= floor and seq > box.acked:
                     box.items.append((seq, msg, block.first + i))
-        self.vertices = replay.vertices
-        self.edge_count = sum(len(r.out_edges) for r in self.vertices.values())
+        self._vertices = replay.vertices
+        self.edge_count = sum(len(r.out_edges) for r in self._vertices.values())
         self._wc = last_worker_clock(store)
         self.vector[self.shard_id] = self._wc
 

@@ -1,8 +1,9 @@
-"""Converting a shard's log of format 2 or 3 to format 4 in place (``chronoray upgrade-log``).
+"""Converting a shard's log of format 2, 3 or 4 to format 5 in place (``chronoray upgrade-log``).
 
-Every value of format 3 is a value of format 4 (format 4 only adds ``commands`` runs
-logged as columns, see :mod:`shards.codec`): a log of format 3 gets the manifest of
-format 4 in one atomic write, nothing else changes (a shard that writes to it does the
+Every value of format 3 is a value of format 4, and every value of format 4 one of format
+5 (format 4 only adds ``commands`` runs logged as columns, format 5 ``events`` entries
+logged as columns, see :mod:`shards.codec`): a log of format 3 or 4 gets the manifest of
+format 5 in one atomic write, nothing else changes (a shard that writes to it does the
 same first). Format 3 stores every value of format 2 unchanged, followed by its CRC-32;
 :func:`upgrade_shard_log` converts one shard's RocksDB log of format 2:
 
@@ -13,14 +14,14 @@ same first). Format 3 stores every value of format 2 unchanged, followed by its 
    not is refused with :class:`~shards.logstore.LogCorrupted` naming it, and the log is
    left as it was;
 3. it verifies the new store: the same keys in every family, each value's payload byte
-   for byte the old value, its checksum right, the manifest of format 4;
+   for byte the old value, its checksum right, the manifest of format 5;
 4. it swaps the directories: the old log is renamed ``<path>.v2-old``, the new one takes
    its place, the old one is deleted.
 
 It is never half-converted: until the swap, ``path`` holds the whole log of format 2;
-after it, the whole verified log of format 4. A run stopped between the two renames
+after it, the whole verified log of format 5. A run stopped between the two renames
 (``path`` missing) is finished or undone by the next run, from a marker the verification
-leaves in the new store. Converting a log of format 4 does nothing.
+leaves in the new store. Converting a log of format 5 does nothing.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ _META_CHECKS: dict[str, Callable[[bytes], Any]] = {
 @dataclass
 class UpgradeResult:
     """What :func:`upgrade_shard_log` did: ``converted`` is ``False`` for a log already of
-    format 4; ``entries`` counts the values per column family, ``bytes`` their size in
+    format 5; ``entries`` counts the values per column family, ``bytes`` their size in
     format 2 (payloads), ``resumed`` says an earlier stopped run was finished or undone."""
 
     path: str
@@ -97,7 +98,7 @@ class UpgradeResult:
 
 
 def upgrade_shard_log(path: str | os.PathLike[str]) -> UpgradeResult:
-    """Convert the shard log at ``path`` from format 2 or 3 to format 4 in place (see the module
+    """Convert the shard log at ``path`` from format 2, 3 or 4 to format 5 in place (see the module
     doc). Raises :class:`~shards.logstore.LogLockedError` if a graph has it open,
     :class:`~shards.codec.LogFormatError` if it is of another format (or no log),
     :class:`~shards.logstore.LogCorrupted` if a value of it does not decode; in each case

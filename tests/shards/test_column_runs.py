@@ -6,7 +6,7 @@ at several times and clocks as the same updates ingested as rows (CollegeMsg, Bi
 with weights and float times, a generated skewed stream); resent and duplicate columns
 apply once; behind a gate of two sources and with an observer watching the columns fall
 back to the row path and stay exact; a shard crashed between column batches recovers; a
-log of format 3 is still read, and gets the format-4 manifest once a shard writes to it."""
+log of format 3 is still read, and gets the format-5 manifest once a shard writes to it."""
 
 from __future__ import annotations
 
@@ -341,14 +341,15 @@ def test_a_shard_crashed_between_column_batches_recovers() -> None:
         whole.close()
 
 
-def test_a_format_3_log_is_read_and_bumped_when_written() -> None:
+def test_a_format_3_log_is_read_and_bumped_when_written(monkeypatch: Any) -> None:
+    monkeypatch.setattr("shards.core.fits", lambda _: False)  # no entries logged as columns
     rt = _ingest(_skewed()[:2])
     store = rt.cores[0].store
     assert store is not None
     graph = _graph(rt)[0]
     old = LogBatch()
     old.put_meta(MANIFEST_KEY, encode_manifest(Manifest(3, 0, 2)))
-    store.append(old)  # every value of format 3 is one of format 4: only the manifest says 3
+    store.append(old)  # every value of format 3 is one of format 5: only the manifest says 3
     assert {v: r.snapshot() for v, r in LogReplay(store).run().items()} == graph[4]
     core = ShardCore(0, 2, store)
     assert (core.worker_clock, {v: r.snapshot() for v, r in core.vertices.items()}) == (
@@ -356,12 +357,16 @@ def test_a_format_3_log_is_read_and_bumped_when_written() -> None:
         graph[4],
     )
     manifest = decode_manifest(store.get_meta(MANIFEST_KEY), "x")  # type: ignore[arg-type]
-    assert manifest == Manifest(FORMAT_VERSION, 0, 2) and FORMAT_VERSION == 4
+    assert manifest == Manifest(FORMAT_VERSION, 0, 2) and FORMAT_VERSION == 5
     rt.close()
 
 
-def test_upgrade_log_gives_a_format_3_log_the_format_4_manifest(tmp_path: Any) -> None:
+def test_upgrade_log_gives_a_format_3_log_the_format_5_manifest(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
     from shards.logstore import RocksLogStore
+
+    monkeypatch.setattr("shards.core.fits", lambda _: False)  # no entries logged as columns
     from shards.upgrade import upgrade_shard_log
 
     path = tmp_path / "shard-0"
