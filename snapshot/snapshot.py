@@ -36,8 +36,8 @@ import pyarrow.parquet as pq
 from shards.codec import Schema
 from shards.logstore import LogStore
 from shards.replay import read_schema
-from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
-from snapshot.tables import empty_edges, empty_vertices, snapshot_tables
+from snapshot.reconstruct import consistent_bound, part_columns, part_rows, rebuild_part
+from snapshot.tables import column_tables, empty_edges, empty_vertices, snapshot_tables
 from vertex.annotations import mark_module_api
 
 __all__ = [
@@ -266,16 +266,20 @@ def part_tables(
     if bound is None and clock is not None:
         bound = consistent_bound(store, shard, clock)
     part = rebuild_part(store, shard, bound=bound, at=at, since=since)
-    vertex_rows, edge_rows = part_rows(part)
+    windowed = since is not None
+    columns = part_columns(part, schema)
+    if columns is None:  # values the schema does not type: typed row by row
+        vertices, edges = snapshot_tables(*part_rows(part), schema, windowed=windowed)
+    else:
+        vertices, edges = column_tables(*columns, schema, windowed=windowed)
     stats = {
         "bound": part.bound,
         "replayed": part.replayed,
         "checkpoint": part.checkpoint,
         "seconds": part.seconds,
-        "vertices": len(vertex_rows),
-        "edges": len(edge_rows),
+        "vertices": vertices.num_rows,
+        "edges": edges.num_rows,
     }
-    vertices, edges = snapshot_tables(vertex_rows, edge_rows, schema, windowed=since is not None)
     return vertices, edges, stats
 
 
