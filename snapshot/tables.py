@@ -173,13 +173,23 @@ def _covering(
 
 def _column(name: str, values: list[Any], kind: str) -> pa.Array:
     if kind == "json":
-        return pa.array([None if v is None else json.dumps(v, default=str) for v in values])
+        return _json_column(values)
     if kind == "float":
         values = [None if v is None else float(v) for v in values]
     try:
         return pa.array(values, _ARROW[kind])
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
         raise ValueError(f"column {name!r} ({kind}) holds a value it cannot: {exc}") from exc
+
+
+def _json_column(values: list[Any]) -> pa.Array:
+    """Each value's JSON text; a column of nulls only (the type pyarrow would infer) when
+    none has a value. Typed here rather than inferred: pyarrow's inference of a list's
+    type imports pandas (see :mod:`vertex.arrow_pandas`)."""
+    texts = [None if v is None else json.dumps(v, default=str) for v in values]
+    if any(text is not None for text in texts):
+        return pa.array(texts, pa.string())
+    return pa.nulls(len(texts))
 
 
 def _id_column(values: list[Any], arrow: pa.DataType) -> pa.Array:
