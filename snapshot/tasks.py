@@ -79,7 +79,7 @@ def build_snapshot(
     for found in schemas:
         schema = schema.merge(found)
 
-    def submit(shard: int, node: str, bound: int | None) -> tuple[Part, Part, ray.ObjectRef]:
+    def submit(shard: int, node: str, bound: int | None) -> tuple[Part, Part, ray.ObjectRef[Any]]:
         v, e, s = _build_part.options(scheduling_strategy=_on(node), num_cpus=0).remote(
             shard_paths[shard], shard, schema, clock, at, since, bound
         )
