@@ -142,21 +142,18 @@ class Snapshot:
         return lost
 
     def _parts(self, which: str) -> list[pa.Table]:
-        parts: list[Part] = getattr(self, which)
-        if not any(_is_ref(p) for p in parts):
-            return list(parts)
         try:
-            return _fetched(parts)
-        except _lost_errors():
+            return _tables(getattr(self, which))
+        except _lost_errors():  # evaluated only when something raised
             self.restore()
-            return _fetched(getattr(self, which))
+            return _tables(getattr(self, which))
 
     def _lost(self, shard: int) -> bool:
         refs = [p for p in (self.vertex_refs[shard], self.edge_refs[shard]) if _is_ref(p)]
         if not refs:
             return False
         try:
-            _fetched(refs)
+            _tables(refs)
         except _lost_errors():
             return True
         return False
@@ -178,7 +175,7 @@ class Snapshot:
                     f"{what}: its log now gives (last clock, vertices, edges) {got}, not "
                     f"{want}: {again}"
                 )
-            _fetched([p for p in (vertices, edges) if _is_ref(p)])
+            _tables([p for p in (vertices, edges) if _is_ref(p)])
         except SnapshotLost:
             raise
         except Exception as exc:
@@ -216,8 +213,8 @@ def _is_ref(part: Part) -> bool:
 
 
 def _lost_errors() -> tuple[type[Exception], ...]:
-    """What reading a part lost with its node raises (only ever asked with refs in hand,
-    so Ray is imported by then)."""
+    """What reading a part lost with its node raises (asked once reading parts raised:
+    with refs in hand, Ray is imported by then)."""
     from ray.exceptions import ObjectLostError, TaskUnschedulableError
 
     return (TaskUnschedulableError, ObjectLostError)
@@ -231,8 +228,10 @@ def _how_to_take(meta: SnapshotMeta) -> str:
     return f"graph.snapshot(clock={meta.cut!r})"
 
 
-def _fetched(parts: list[Part]) -> list[pa.Table]:
-    """The tables of ``parts``, some of them object refs."""
+def _tables(parts: list[Part]) -> list[pa.Table]:
+    """The tables of ``parts`` (fetched from the object store if some are refs)."""
+    if not any(_is_ref(p) for p in parts):
+        return list(parts)
     import ray
 
     return ray.get(list(parts))
