@@ -64,7 +64,8 @@ from shards.protocol import Outcome, ShardStats
 from shards.remote import actor_class
 from shards.routing import shard_of
 from shards.worker import ACTOR_ERRORS
-from snapshot.snapshot import Snapshot, SnapshotMeta, build_snapshot, read_log
+from snapshot.snapshot import Snapshot, SnapshotMeta
+from snapshot.tasks import build_snapshot, read_log
 from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId

@@ -25,13 +25,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from shards.codec import Schema
 from shards.logstore import LogStore
 from shards.records import VertexRecord
 from shards.replay import LogReplay, consistent_bound, paused_gc, start_checkpoint
-from snapshot.tables import EDGE_FIXED, VERTEX_FIXED, column_name
+from snapshot.tables import EDGE_FIXED, VERTEX_FIXED, WINDOW_COLUMNS, Columns, column_name
 from vertex.records import VertexId
 
-__all__ = ["ShardPart", "consistent_bound", "part_rows", "rebuild_part", "start_checkpoint"]
+__all__ = [
+    "ShardPart",
+    "consistent_bound",
+    "part_columns",
+    "part_rows",
+    "rebuild_part",
+    "start_checkpoint",
+]
 
 
 @dataclass
@@ -123,3 +131,88 @@ def part_rows(part: ShardPart) -> tuple[list[dict[str, Any]], list[dict[str, Any
 def _prefixed(values: dict[str, Any], fixed: tuple[str, ...]) -> dict[str, Any]:
     """State keys as columns; a key that clashes with a fixed column gets ``state_``."""
     return {column_name(k, fixed): v for k, v in values.items()}
+
+
+def part_columns(part: ShardPart, schema: Schema) -> tuple[Columns, Columns] | None:
+    """The columns of a part's tables (:func:`~snapshot.tables.column_tables`): what
+    :func:`part_rows` holds, gathered a column at a time (per vertex, not per edge, where
+    it can). ``None`` when ``schema`` does not give every key its own column (a key it
+    lacks, an id it does not type, two keys in one column): :func:`part_rows` and
+    :func:`~snapshot.tables.snapshot_tables` handle those."""
+    if not _own_columns(schema):
+        return None
+    records = part.vertices
+    if part.windowed:
+        ids = [vid for vid in records if vid in part.window_vertices]
+        chosen = [records[vid] for vid in ids]
+    else:
+        ids, chosen = list(records), list(records.values())
+    keys = schema.vertex.keys()
+    if not all(record.state.keys() <= keys for record in chosen):
+        return None
+    vertices: Columns = {
+        "id": ids,
+        "type": [record.type_name for record in chosen],
+        "clock": [record.clock for record in chosen],
+        "time": [record.time for record in chosen],
+    }
+    for key in schema.vertex:
+        vertices[column_name(key, VERTEX_FIXED)] = [record.state.get(key) for record in chosen]
+    edges = _edge_columns(part, ids, chosen, schema)
+    if edges is None or (schema.ids == "int" and not _all_ints(ids, edges["dst"])):
+        return None
+    return vertices, edges
+
+
+def _own_columns(schema: Schema) -> bool:
+    """Whether every key of ``schema`` has a column of its own."""
+    for kinds, fixed, taken in (
+        (schema.vertex, VERTEX_FIXED, set(VERTEX_FIXED)),
+        (schema.edge, EDGE_FIXED, set(EDGE_FIXED + WINDOW_COLUMNS)),
+    ):
+        names = {column_name(key, fixed) for key in kinds}
+        if len(names) < len(kinds) or names & taken:
+            return False
+    return True
+
+
+def _edge_columns(
+    part: ShardPart, ids: list[VertexId], chosen: list[VertexRecord], schema: Schema
+) -> Columns | None:
+    """The edge columns of the vertices ``ids`` (records ``chosen``); ``None`` if an
+    edge has a property ``schema`` lacks."""
+    src: list[Any] = []
+    dst: list[Any] = []
+    props: list[dict[str, Any]] = []
+    window: Columns = {name: [] for name in WINDOW_COLUMNS}
+    if part.windowed:
+        counted = part.window_edges
+        for vid, record in zip(ids, chosen, strict=True):
+            for other, values in record.out_edges.items():
+                counts = counted.get((vid, other))
+                if counts is not None:
+                    src.append(vid)
+                    dst.append(other)
+                    props.append(values)
+                    for column, value in zip(window.values(), counts, strict=True):
+                        column.append(value)
+    else:
+        for vid, record in zip(ids, chosen, strict=True):
+            out = record.out_edges
+            if out:
+                src.extend([vid] * len(out))
+                dst.extend(out)
+                props.extend(out.values())
+    keys = schema.edge.keys()
+    if not all(values.keys() <= keys for values in props):
+        return None
+    edges: Columns = {"src": src, "dst": dst}
+    for key in schema.edge:
+        edges[column_name(key, EDGE_FIXED)] = [values.get(key) for values in props]
+    if part.windowed:
+        edges.update(window)
+    return edges
+
+
+def _all_ints(*columns: list[Any]) -> bool:
+    return all(set(map(type, column)) <= {int} for column in columns)

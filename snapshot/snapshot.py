@@ -1,10 +1,12 @@
 """``Snapshot``: a consistent past graph in the Ray object store, as Arrow tables.
 
 Every shard's part is rebuilt by a Ray task on the node that holds the shard's log,
-reading it through a read-only RocksDB handle, so the live graph keeps running. The
-tables stay in the object store behind object refs (one vertex table and one edge table
-per shard) until a view asks for them. A graph running in this process (the ``local``
-runtime) builds the same tables here (:func:`build_local_snapshot`).
+reading it through a read-only RocksDB handle, so the live graph keeps running
+(:func:`snapshot.tasks.build_snapshot`). The tables stay in the object store behind
+object refs (one vertex table and one edge table per shard) until a view asks for them. A
+graph running in this process (the ``local`` runtime) or stopped builds the same tables
+here (:func:`build_local_snapshot`); this module imports Ray only to read a snapshot whose
+parts are object refs, so that path never loads it.
 
 A snapshot never changes: a clock cut is a fixed prefix of every log, and a time cut is
 only built once every update with an earlier time has been logged (the driver waits for
@@ -26,29 +28,29 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import ray
-from ray.exceptions import ObjectLostError, TaskUnschedulableError
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shards.codec import Schema
-from shards.logstore import LogStore, RocksLogStore
+from shards.logstore import LogStore
 from shards.replay import read_schema
-from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
-from snapshot.tables import empty_edges, empty_vertices, snapshot_tables
+from snapshot.reconstruct import consistent_bound, part_columns, part_rows, rebuild_part
+from snapshot.tables import column_tables, empty_edges, empty_vertices, snapshot_tables
 from vertex.annotations import mark_module_api
 
 __all__ = [
     "Snapshot",
     "SnapshotLost",
     "SnapshotMeta",
+    "assemble_snapshot",
     "build_local_snapshot",
-    "build_snapshot",
-    "read_log",
+    "part_tables",
 ]
+
+if TYPE_CHECKING:
+    import ray
 
 
 class SnapshotLost(RuntimeError):
@@ -79,12 +81,10 @@ class SnapshotMeta:
         return asdict(self)
 
 
-Part = ray.ObjectRef | pa.Table
+Part: TypeAlias = "ray.ObjectRef[Any] | pa.Table"
 """One shard's table: behind an object ref (built by a Ray task), or here."""
 
-_LOST = (TaskUnschedulableError, ObjectLostError)  # a part's tables lost with their node
-
-Rebuild = Callable[[int, int], tuple[Part, Part, dict[str, Any], str]]
+Rebuild = Callable[[int, int], tuple["Part", "Part", dict[str, Any], str]]
 """``rebuild(shard, bound)``: that shard's part of the same cut built again from its log
 where the shard runs now, as ``(vertices, edges, stats, node)``."""
 
@@ -144,7 +144,7 @@ class Snapshot:
     def _parts(self, which: str) -> list[pa.Table]:
         try:
             return _tables(getattr(self, which))
-        except _LOST:
+        except _lost_errors():  # evaluated only when something raised
             self.restore()
             return _tables(getattr(self, which))
 
@@ -153,8 +153,8 @@ class Snapshot:
         if not refs:
             return False
         try:
-            ray.get(refs)
-        except _LOST:
+            _tables(refs)
+        except _lost_errors():
             return True
         return False
 
@@ -175,7 +175,7 @@ class Snapshot:
                     f"{what}: its log now gives (last clock, vertices, edges) {got}, not "
                     f"{want}: {again}"
                 )
-            ray.get([p for p in (vertices, edges) if _is_ref(p)])
+            _tables([p for p in (vertices, edges) if _is_ref(p)])
         except SnapshotLost:
             raise
         except Exception as exc:
@@ -209,7 +209,15 @@ class Snapshot:
 
 
 def _is_ref(part: Part) -> bool:
-    return isinstance(part, ray.ObjectRef)
+    return not isinstance(part, pa.Table)  # a part is a table or an object ref
+
+
+def _lost_errors() -> tuple[type[Exception], ...]:
+    """What reading a part lost with its node raises (asked once reading parts raised:
+    with refs in hand, Ray is imported by then)."""
+    from ray.exceptions import ObjectLostError, TaskUnschedulableError
+
+    return (TaskUnschedulableError, ObjectLostError)
 
 
 def _how_to_take(meta: SnapshotMeta) -> str:
@@ -221,16 +229,20 @@ def _how_to_take(meta: SnapshotMeta) -> str:
 
 
 def _tables(parts: list[Part]) -> list[pa.Table]:
-    refs = [p for p in parts if isinstance(p, ray.ObjectRef)]
-    if not refs:
+    """The tables of ``parts`` (fetched from the object store if some are refs)."""
+    if not any(_is_ref(p) for p in parts):
         return list(parts)
-    return ray.get(list(parts))  # type: ignore[no-any-return]
+    import ray
+
+    return ray.get(list(parts))
 
 
 def _dataset(parts: list[Part]) -> Any:
+    import ray
+
     if parts and all(isinstance(p, pa.Table) for p in parts):
         return ray.data.from_arrow(list(parts))
-    return ray.data.from_arrow_refs(parts)
+    return ray.data.from_arrow_refs(parts)  # type: ignore[arg-type]  # Ray types refs twice
 
 
 def _concat(tables: list[pa.Table], empty: pa.Table) -> pa.Table:
@@ -239,33 +251,7 @@ def _concat(tables: list[pa.Table], empty: pa.Table) -> pa.Table:
     return pa.concat_tables(tables)  # the parts share one schema
 
 
-@ray.remote
-def _schema(path: str) -> Schema:
-    store = RocksLogStore(path, read_only=True)
-    try:
-        return read_schema(store)
-    finally:
-        store.close()
-
-
-@ray.remote(num_returns=3)
-def _build_part(
-    path: str,
-    shard: int,
-    schema: Schema,
-    clock: tuple[int, ...] | None,
-    at: float | None,
-    since: float | None,
-    bound: int | None = None,
-) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
-    store = RocksLogStore(path, read_only=True)
-    try:
-        return _part(store, shard, schema, clock, at, since, bound)
-    finally:
-        store.close()
-
-
-def _part(
+def part_tables(
     store: LogStore,
     shard: int,
     schema: Schema,
@@ -279,26 +265,33 @@ def _part(
     if bound is None and clock is not None:
         bound = consistent_bound(store, shard, clock)
     part = rebuild_part(store, shard, bound=bound, at=at, since=since)
-    vertex_rows, edge_rows = part_rows(part)
+    windowed = since is not None
+    columns = part_columns(part, schema)
+    if columns is None:  # values the schema does not type: typed row by row
+        vertices, edges = snapshot_tables(*part_rows(part), schema, windowed=windowed)
+    else:
+        vertices, edges = column_tables(*columns, schema, windowed=windowed)
     stats = {
         "bound": part.bound,
         "replayed": part.replayed,
         "checkpoint": part.checkpoint,
         "seconds": part.seconds,
-        "vertices": len(vertex_rows),
-        "edges": len(edge_rows),
+        "vertices": vertices.num_rows,
+        "edges": edges.num_rows,
     }
-    vertices, edges = snapshot_tables(vertex_rows, edge_rows, schema, windowed=since is not None)
     return vertices, edges, stats
 
 
-def _finish(
+def assemble_snapshot(
     meta: SnapshotMeta,
     vertices: list[Part],
     edges: list[Part],
     stats: list[dict[str, Any]],
     started: float,
 ) -> Snapshot:
+    """The snapshot of the parts built (each part's ``stats`` as :func:`part_tables`
+    gives them), ``meta`` filled in with the cut and sizes they give and the seconds since
+    ``started``."""
     meta.cut = [s["bound"] for s in stats]
     meta.part_vertices = [s["vertices"] for s in stats]
     meta.part_edges = [s["edges"] for s in stats]
@@ -325,89 +318,9 @@ def build_local_snapshot(
     schema = Schema.empty()
     for store in stores:
         schema = schema.merge(read_schema(store))
-    parts = [_part(store, k, schema, clock, at, since) for k, store in enumerate(stores)]
-    return _finish(
+    parts = [part_tables(store, k, schema, clock, at, since) for k, store in enumerate(stores)]
+    return assemble_snapshot(
         meta, [v for v, _, _ in parts], [e for _, e, _ in parts], [s for _, _, s in parts], started
-    )
-
-
-def build_snapshot(
-    shard_paths: list[str],
-    node_id: str | list[str],
-    meta: SnapshotMeta,
-    *,
-    clock: tuple[int, ...] | None = None,
-    at: float | None = None,
-    since: float | None = None,
-    nodes_now: Callable[[], list[str]] | None = None,
-) -> Snapshot:
-    """Rebuild every shard's part in parallel (one task per shard, on ``node_id``, or on
-    ``node_id[shard]`` when the logs are on several nodes), all with the graph's schema
-    (read from the shards' logs first). With ``nodes_now`` (the shards' nodes now, once
-    they answer), a part lost with its node is built again when read (see the module
-    doc)."""
-    started = time.perf_counter()
-    nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else list(node_id)
-    schemas = ray.get(
-        [
-            _schema.options(scheduling_strategy=_on(nodes[k]), num_cpus=0).remote(path)
-            for k, path in enumerate(shard_paths)
-        ]
-    )
-    schema = Schema.empty()
-    for found in schemas:
-        schema = schema.merge(found)
-
-    def submit(shard: int, node: str, bound: int | None) -> tuple[Part, Part, ray.ObjectRef]:
-        v, e, s = _build_part.options(scheduling_strategy=_on(node), num_cpus=0).remote(
-            shard_paths[shard], shard, schema, clock, at, since, bound
-        )
-        return v, e, s
-
-    parts = [submit(shard, nodes[shard], None) for shard in range(len(shard_paths))]
-    snapshot = _finish(
-        meta,
-        [v for v, _, _ in parts],
-        [e for _, e, _ in parts],
-        ray.get([s for _, _, s in parts]),
-        started,
-    )
-    meta.part_nodes = nodes
-    if nodes_now is not None:
-        find_nodes = nodes_now
-
-        def rebuild(shard: int, bound: int) -> tuple[Part, Part, dict[str, Any], str]:
-            node = find_nodes()[shard]
-            v, e, s = submit(shard, node, bound)
-            return v, e, ray.get(s), node
-
-        snapshot.rebuild = rebuild
-    return snapshot
-
-
-def _on(node: str) -> NodeAffinitySchedulingStrategy:
-    """Run on ``node`` only. No CPU is reserved by these tasks: a task must run where its
-    log is, and long-lived actors (e.g. Spark executors) may hold every CPU of that node."""
-    return NodeAffinitySchedulingStrategy(node, soft=False)
-
-
-@ray.remote
-def _with_log(path: str, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    store = RocksLogStore(path, read_only=True)
-    try:
-        return function(store, *args, **kwargs)
-    finally:
-        store.close()
-
-
-def read_log(path: str, node_id: str, function: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run ``function(store, *args, **kwargs)`` in a task on ``node_id`` against a
-    read-only handle of the log at ``path``; returns its result."""
-    strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
-    return ray.get(
-        _with_log.options(scheduling_strategy=strategy, num_cpus=0).remote(
-            path, function, args, kwargs
-        )
     )
 
 

@@ -5,9 +5,10 @@ edge tables ``src``, ``dst`` and one column per edge property (a key that clashe
 fixed column is prefixed with ``state_``). A snapshot's tables are built from the graph's
 :class:`~shards.codec.Schema` -- every key its log ever recorded, with one kind each -- so
 every cut, empty or not, early or late, has the same columns and types
-(:func:`snapshot_tables`): ids ``int64`` when all ids were ints, else strings; ``int``
-keys ``int64``, ``float`` ``float64``, ``bool``, ``str`` strings, and anything else
-(containers, mixed kinds) the value's JSON text.
+(:func:`column_tables` from a part's columns, :func:`snapshot_tables` from its rows):
+ids ``int64`` when all ids were ints, else strings; ``int`` keys ``int64``, ``float``
+``float64``, ``bool``, ``str`` strings, and anything else (containers, mixed kinds) the
+value's JSON text.
 
 :func:`rows_to_table` types free-form rows by their values (for model results).
 """
@@ -24,7 +25,10 @@ from shards.codec import Schema
 __all__ = [
     "EDGE_FIXED",
     "VERTEX_FIXED",
+    "WINDOW_COLUMNS",
+    "Columns",
     "column_name",
+    "column_tables",
     "empty_edges",
     "empty_vertices",
     "rows_to_table",
@@ -34,6 +38,8 @@ __all__ = [
 VERTEX_FIXED = ("id", "type", "clock", "time")
 EDGE_FIXED = ("src", "dst")
 _WINDOW = {"window_count": pa.int64(), "window_first": pa.float64(), "window_last": pa.float64()}
+WINDOW_COLUMNS = tuple(_WINDOW)
+"""The columns a window's edge tables add after the properties."""
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "str": pa.string()}
 
 _VERTEX_SCHEMA = pa.schema(
@@ -57,6 +63,10 @@ def column_name(key: Any, fixed: tuple[str, ...]) -> str:
     return f"state_{key}" if key in fixed else str(key)
 
 
+Columns = dict[str, list[Any]]
+"""A part's table before typing: each column's values by column name, in row order."""
+
+
 def snapshot_tables(
     vertex_rows: list[dict[str, Any]],
     edge_rows: list[dict[str, Any]],
@@ -74,27 +84,62 @@ def snapshot_tables(
     (['id', 'type', 'clock', 'time', 'n'], 'int64', ['src', 'dst', 'w'])
     """
     schema = _covering(schema, vertex_rows, edge_rows)
+    vertices = _row_columns(vertex_rows, VERTEX_FIXED, schema.vertex, VERTEX_FIXED)
+    window = WINDOW_COLUMNS if windowed else ()
+    edges = _row_columns(edge_rows, EDGE_FIXED + window, schema.edge, EDGE_FIXED)
+    return column_tables(vertices, edges, schema, windowed=windowed)
+
+
+def _row_columns(
+    rows: list[dict[str, Any]],
+    named: tuple[str, ...],
+    kinds: dict[str, str],
+    fixed: tuple[str, ...],
+) -> Columns:
+    names = [*named, *(column_name(key, fixed) for key in kinds)]
+    return {name: [row.get(name) for row in rows] for name in names}
+
+
+def column_tables(
+    vertices: Columns, edges: Columns, schema: Schema, *, windowed: bool = False
+) -> tuple[pa.Table, pa.Table]:
+    """A snapshot part's ``(vertices, edges)`` from its columns: the fixed columns (and
+    :data:`WINDOW_COLUMNS` if ``windowed``) and one per key of ``schema``, typed by its
+    kind. ``schema`` must cover every value (:func:`snapshot_tables` widens it for rows
+    that may hold others); the tables are those :func:`snapshot_tables` makes of the same
+    rows.
+
+    >>> from shards.codec import Schema
+    >>> v, e = column_tables(
+    ...     {"id": [1], "type": ["V"], "clock": [1], "time": [5.0], "n": [2]},
+    ...     {"src": [], "dst": []}, Schema("int", {"n": "int"}, {}),
+    ... )
+    >>> v.to_pylist(), e.schema.names
+    ([{'id': 1, 'type': 'V', 'clock': 1, 'time': 5.0, 'n': 2}], ['src', 'dst'])
+    """
     ids = pa.int64() if schema.ids == "int" else pa.string()
-    vertices = {
-        "id": _id_column([r["id"] for r in vertex_rows], ids),
-        "type": pa.array([r["type"] for r in vertex_rows], pa.string()),
-        "clock": pa.array([r["clock"] for r in vertex_rows], pa.int64()),
-        "time": pa.array([r["time"] for r in vertex_rows], pa.float64()),
+    vertex_arrays = {
+        "id": _id_column(vertices["id"], ids),
+        "type": pa.array(vertices["type"], pa.string()),
+        "clock": pa.array(vertices["clock"], pa.int64()),
+        "time": pa.array(vertices["time"], pa.float64()),
     }
-    for key, kind in schema.vertex.items():
-        name = column_name(key, VERTEX_FIXED)
-        vertices[name] = _column(name, [r.get(name) for r in vertex_rows], kind)
-    edges = {
-        "src": _id_column([r["src"] for r in edge_rows], ids),
-        "dst": _id_column([r["dst"] for r in edge_rows], ids),
-    }
-    for key, kind in schema.edge.items():
-        name = column_name(key, EDGE_FIXED)
-        edges[name] = _column(name, [r.get(name) for r in edge_rows], kind)
+    vertex_arrays.update(_typed_columns(vertices, schema.vertex, VERTEX_FIXED))
+    edge_arrays = {"src": _id_column(edges["src"], ids), "dst": _id_column(edges["dst"], ids)}
+    edge_arrays.update(_typed_columns(edges, schema.edge, EDGE_FIXED))
     if windowed:
-        for name, arrow in _WINDOW.items():
-            edges[name] = pa.array([r[name] for r in edge_rows], arrow)
-    return pa.table(vertices), pa.table(edges)
+        edge_arrays.update({name: pa.array(edges[name], arrow) for name, arrow in _WINDOW.items()})
+    return pa.table(vertex_arrays), pa.table(edge_arrays)
+
+
+def _typed_columns(
+    columns: Columns, kinds: dict[str, str], fixed: tuple[str, ...]
+) -> dict[str, pa.Array]:
+    typed = {}
+    for key, kind in kinds.items():
+        name = column_name(key, fixed)
+        typed[name] = _column(name, columns[name], kind)
+    return typed
 
 
 def _covering(
@@ -128,13 +173,23 @@ def _covering(
 
 def _column(name: str, values: list[Any], kind: str) -> pa.Array:
     if kind == "json":
-        return pa.array([None if v is None else json.dumps(v, default=str) for v in values])
+        return _json_column(values)
     if kind == "float":
         values = [None if v is None else float(v) for v in values]
     try:
         return pa.array(values, _ARROW[kind])
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
         raise ValueError(f"column {name!r} ({kind}) holds a value it cannot: {exc}") from exc
+
+
+def _json_column(values: list[Any]) -> pa.Array:
+    """Each value's JSON text; a column of nulls only (the type pyarrow would infer) when
+    none has a value. Typed here rather than inferred: pyarrow's inference of a list's
+    type imports pandas (see :mod:`vertex.arrow_pandas`)."""
+    texts = [None if v is None else json.dumps(v, default=str) for v in values]
+    if any(text is not None for text in texts):
+        return pa.array(texts, pa.string())
+    return pa.nulls(len(texts))
 
 
 def _id_column(values: list[Any], arrow: pa.DataType) -> pa.Array:

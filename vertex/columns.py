@@ -28,6 +28,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,11 +37,11 @@ import numpy as np
 import pyarrow as pa
 
 from vertex.annotations import mark_module_api
+from vertex.arrow_pandas import nanosecond_values, pyarrow_with_pandas
 from vertex.records import Update, UpdateKind
 
 __all__ = ["KIND_CODES", "UpdateBatch", "kind_column", "struct_dicts"]
 
-_KINDS = pa.array([kind.value for kind in UpdateKind], pa.string())
 KIND_CODES: dict[UpdateKind, int] = {kind: i for i, kind in enumerate(UpdateKind)}
 """Each kind's code in the ``kind`` column: its position in :class:`UpdateKind`."""
 _ADD_EDGE = KIND_CODES[UpdateKind.ADD_EDGE]
@@ -50,7 +51,15 @@ _MESSAGE = KIND_CODES[UpdateKind.MESSAGE]
 def kind_column(codes: np.ndarray | pa.Array) -> pa.DictionaryArray:
     """The ``kind`` column of kind codes (:data:`KIND_CODES`), dictionary-encoded as
     every batch's is."""
-    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), _KINDS)
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), _kinds())
+
+
+@functools.cache
+def _kinds() -> pa.Array:
+    """The ``kind`` dictionary: every kind's name, in code order. Made on first use, not
+    on import: pyarrow's first array imports pandas (to check for pandas inputs), which a
+    process that only reads logs never needs to."""
+    return pa.array([kind.value for kind in UpdateKind], pa.string())
 
 
 def struct_dicts(props: pa.StructArray) -> list[dict[str, Any]]:
@@ -60,6 +69,8 @@ def struct_dicts(props: pa.StructArray) -> list[dict[str, Any]]:
     >>> struct_dicts(pa.array([{"w": 1}, None, {"w": None}]))
     [{'w': 1}, {}, {}]
     """
+    if nanosecond_values(props.type):  # read as a process with pandas reads them
+        pyarrow_with_pandas()
     names = [field.name for field in props.type]
     fields = [props.field(i) for i in range(len(names))]
     if props.null_count or any(f.null_count for f in fields):

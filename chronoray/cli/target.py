@@ -375,10 +375,15 @@ class ClusterTarget:
         if self.graph_name is not None or self.log_dir is None:
             return None
         from chronoray.stopped import stopped_snapshot
+        from vertex.arrow_pandas import pyarrow_with_pandas, pyarrow_without_pandas
 
+        # this command's process hands pyarrow Python values only, until Ray is started
+        pyarrow_without_pandas()
         snap, why = stopped_snapshot(self.log_dir, at, clock=clock, window=window)
-        if snap is None and why:
-            click.echo(why, err=True)
+        if snap is None:
+            pyarrow_with_pandas()
+            if why:
+                click.echo(why, err=True)
         return snap
 
     def analyze(self, request: AnalyzeRequest) -> Analyzed:

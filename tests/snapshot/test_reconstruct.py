@@ -11,9 +11,9 @@ from chronoray.sources import BitcoinCsvSource, SnapEdgeSource
 from chronoray.testing import LocalRuntime, TokenVertex, causality_violations, pair_counts_between
 from shards.codec import Schema
 from shards.replay import read_schema
-from snapshot.reconstruct import consistent_bound, part_rows, rebuild_part
+from snapshot.reconstruct import consistent_bound, part_columns, part_rows, rebuild_part
 from snapshot.retro import vertex_history, vertex_state_at
-from snapshot.tables import snapshot_tables
+from snapshot.tables import column_tables, snapshot_tables
 from vertex import VertexTypes
 
 
@@ -172,3 +172,49 @@ def test_every_cut_has_the_graph_schema(bitcoin):
         shapes.add((v.schema, e.schema))
     assert len(shapes) == 1
     rt.close()
+
+
+def _schema(rt: LocalRuntime) -> Schema:
+    schema = Schema.empty()
+    for core in rt.cores:
+        schema = schema.merge(read_schema(core.store))
+    return schema
+
+
+def test_column_tables_are_the_row_tables(bitcoin):
+    """A part's tables gathered a column at a time are the ones its rows give, cell for
+    cell and type for type: time cuts, windows, an empty cut."""
+    rt = LocalRuntime(2, shard_checkpoint_interval=10_000)
+    rt.ingest(BitcoinCsvSource(bitcoinotc_path()).read())
+    schema = _schema(rt)
+    times = sorted({ts for events in bitcoin.values() for ts, _ in events})
+    cuts = [{"at": t} for t in (times[0] - 1, times[len(times) // 3], times[-1])]
+    cuts += [{"at": times[-100], "since": times[100]}, {"at": times[5], "since": times[0] - 9}]
+    for cut in cuts:
+        windowed = "since" in cut
+        for core in rt.cores:
+            part = rebuild_part(core.store, core.shard_id, **cut)
+            columns = part_columns(part, schema)
+            assert columns is not None, cut
+            by_columns = column_tables(*columns, schema, windowed=windowed)
+            by_rows = snapshot_tables(*part_rows(part), schema, windowed=windowed)
+            for mine, theirs in zip(by_columns, by_rows, strict=True):
+                assert mine.schema == theirs.schema and mine.equals(theirs), cut
+    rt.close()
+
+
+def test_columns_leave_to_rows_what_the_schema_does_not_type(college_graph):
+    """A key the schema lacks, an id it types as int that is not, two keys in one column:
+    no columns (the rows widen the schema)."""
+    core = college_graph.cores[0]
+    part = rebuild_part(core.store, core.shard_id)
+    schema = read_schema(core.store)
+    assert part_columns(part, schema) is not None
+    lacking = Schema(schema.ids, {}, schema.edge)
+    clashing = Schema(schema.ids, schema.vertex | {"id": "int", "state_id": "int"}, schema.edge)
+    windowed = Schema(schema.ids, schema.vertex, schema.edge | {"window_count": "int"})
+    for other in (lacking, clashing, windowed):
+        assert part_columns(part, other) is None, other
+    first = next(iter(part.vertices))
+    part.vertices = {str(first): part.vertices[first]}  # a copy: the graph is not touched
+    assert part_columns(part, schema) is None

@@ -26,7 +26,7 @@ INTERNAL = [
     "ephemeral.computation", "ephemeral.live", "ephemeral.notify",
     *(f"ephemeral.algorithms.{m}" for m in ("bfs", "degree_histogram", "pagerank", "wcc")),
     *(f"snapshot.models.{m}" for m in ("mapreduce", "pregel", "replay", "scatter_gather")),
-    "snapshot.snapshot", "vertex.model", "vertex.records",
+    "snapshot.snapshot", "snapshot.tasks", "vertex.model", "vertex.records",
 ]  # fmt: skip
 EXPORTED = {id(getattr(chronoray, n)) for n in chronoray.__all__}
 

@@ -1,0 +1,135 @@
+"""Snapshot parts built by Ray tasks, each on the node that holds its shard's log
+(:func:`build_snapshot`), and reads of a log there (:func:`read_log`).
+
+The Ray side of :mod:`snapshot.snapshot`, kept apart so that building a snapshot in this
+process (a local or stopped graph) never imports Ray. A task opens the log through a
+read-only RocksDB handle, so the live graph keeps running; its tables stay in the object
+store behind the refs the :class:`~snapshot.snapshot.Snapshot` holds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from shards.codec import Schema
+from shards.logstore import RocksLogStore
+from shards.replay import read_schema
+from snapshot.snapshot import Part, Snapshot, SnapshotMeta, assemble_snapshot, part_tables
+from vertex.annotations import mark_module_api
+
+__all__ = ["build_snapshot", "read_log"]
+
+
+@ray.remote
+def _schema(path: str) -> Schema:
+    store = RocksLogStore(path, read_only=True)
+    try:
+        return read_schema(store)
+    finally:
+        store.close()
+
+
+@ray.remote(num_returns=3)
+def _build_part(
+    path: str,
+    shard: int,
+    schema: Schema,
+    clock: tuple[int, ...] | None,
+    at: float | None,
+    since: float | None,
+    bound: int | None = None,
+) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
+    store = RocksLogStore(path, read_only=True)
+    try:
+        return part_tables(store, shard, schema, clock, at, since, bound)
+    finally:
+        store.close()
+
+
+def build_snapshot(
+    shard_paths: list[str],
+    node_id: str | list[str],
+    meta: SnapshotMeta,
+    *,
+    clock: tuple[int, ...] | None = None,
+    at: float | None = None,
+    since: float | None = None,
+    nodes_now: Callable[[], list[str]] | None = None,
+) -> Snapshot:
+    """Rebuild every shard's part in parallel (one task per shard, on ``node_id``, or on
+    ``node_id[shard]`` when the logs are on several nodes), all with the graph's schema
+    (read from the shards' logs first). With ``nodes_now`` (the shards' nodes now, once
+    they answer), a part lost with its node is built again when read (see the module
+    doc)."""
+    started = time.perf_counter()
+    nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else list(node_id)
+    schemas = ray.get(
+        [
+            _schema.options(scheduling_strategy=_on(nodes[k]), num_cpus=0).remote(path)
+            for k, path in enumerate(shard_paths)
+        ]
+    )
+    schema = Schema.empty()
+    for found in schemas:
+        schema = schema.merge(found)
+
+    def submit(shard: int, node: str, bound: int | None) -> tuple[Part, Part, ray.ObjectRef[Any]]:
+        v, e, s = _build_part.options(scheduling_strategy=_on(node), num_cpus=0).remote(
+            shard_paths[shard], shard, schema, clock, at, since, bound
+        )
+        return v, e, s
+
+    parts = [submit(shard, nodes[shard], None) for shard in range(len(shard_paths))]
+    snapshot = assemble_snapshot(
+        meta,
+        [v for v, _, _ in parts],
+        [e for _, e, _ in parts],
+        ray.get([s for _, _, s in parts]),
+        started,
+    )
+    meta.part_nodes = nodes
+    if nodes_now is not None:
+        find_nodes = nodes_now
+
+        def rebuild(shard: int, bound: int) -> tuple[Part, Part, dict[str, Any], str]:
+            node = find_nodes()[shard]
+            v, e, s = submit(shard, node, bound)
+            return v, e, ray.get(s), node
+
+        snapshot.rebuild = rebuild
+    return snapshot
+
+
+def _on(node: str) -> NodeAffinitySchedulingStrategy:
+    """Run on ``node`` only. No CPU is reserved by these tasks: a task must run where its
+    log is, and long-lived actors (e.g. Spark executors) may hold every CPU of that node."""
+    return NodeAffinitySchedulingStrategy(node, soft=False)
+
+
+@ray.remote
+def _with_log(path: str, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    store = RocksLogStore(path, read_only=True)
+    try:
+        return function(store, *args, **kwargs)
+    finally:
+        store.close()
+
+
+def read_log(path: str, node_id: str, function: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run ``function(store, *args, **kwargs)`` in a task on ``node_id`` against a
+    read-only handle of the log at ``path``; returns its result."""
+    strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    return ray.get(
+        _with_log.options(scheduling_strategy=strategy, num_cpus=0).remote(
+            path, function, args, kwargs
+        )
+    )
+
+
+mark_module_api(globals())
