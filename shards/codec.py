@@ -892,10 +892,11 @@ class TemporalEntries:
     @classmethod
     def from_ipc(cls, data: bytes) -> TemporalEntries:
         """Inverse of :meth:`to_ipc`."""
-        table = pa.ipc.open_stream(data).read_all().combine_chunks()
-        if (table.schema.metadata or {}).get(_RUN_KEY) != cls.KIND:
+        reader = pa.ipc.open_stream(data)
+        if (reader.schema.metadata or {}).get(_RUN_KEY) != cls.KIND:
             raise ValueError("not temporal entries")
-        return cls(*(table.column(c).to_numpy() for c in cls.COLUMNS))
+        batch = reader.read_next_batch()
+        return cls(*(_numbers(batch.column(c)) for c in cls.COLUMNS))
 
     def keys(self) -> tuple[list[str], list[str]]:
         """The state keys and the outgoing-edge keys the entries set (what a schema notes)."""
@@ -949,6 +950,19 @@ class TemporalEntries:
                 add_out((o, {"count": k, "first_ts": a, "last_ts": b}))
                 add_in(None)
         return vertex, clock, time, state, out_edge, (in_edge if in_edges else None)
+
+
+_NUMBERS = {pa.int8(): np.int8, pa.int64(): np.int64, pa.float64(): np.float64}
+
+
+def _numbers(array: pa.Array) -> np.ndarray:
+    """A primitive Arrow column without nulls as a numpy view of its buffer (pyarrow's own
+    ``to_numpy`` imports pandas, which a reader of logs does not need)."""
+    dtype = _NUMBERS.get(array.type)
+    if dtype is None or array.null_count:
+        raise ValueError(f"a column of {array.type} with {array.null_count} nulls")
+    size = np.dtype(dtype).itemsize
+    return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * size)
 
 
 def _created(half: int) -> dict[str, Any]:
