@@ -22,9 +22,12 @@ reaches it, and :meth:`TemporalColumns.flush` writes what changed back into its 
 * **Only what fits the rule.** A vertex enters only if its class keeps the built-in
   hooks, its counters are ints, its times and every edge record have the run's time
   type and the rule's shape (``count``, ``first_ts``, ``last_ts``, nothing else); a run
-  enters only with int64 ids, int64 or float64 times and no properties. The pass stops at
-  the first row of a vertex that is not in the columns; the shard runs that row its
-  usual way (a new vertex is created there), then goes on.
+  enters only with int64 ids, int64 or float64 times and no properties. A vertex new to
+  the shard enters empty, when the class new vertices get keeps the built-in hooks and
+  ``on_create`` and it belongs to the shard, and the pass creates it at its first row
+  (the entry the row path's creation logs; its record is handed out in creation order).
+  The pass stops at the first row of a vertex that is not in the columns; the shard runs
+  that row its usual way, then goes on.
 * **Records are stale until flushed.** While the columns exist, a cached vertex's record
   may be behind; the shard flushes before anything reads records and drops the columns
   before anything else writes them.
