@@ -39,7 +39,8 @@ Guarantees:
   gated and no observer watches; otherwise its items are built and take the row path.
   Edge halves without properties at vertices of the built-in temporal class run through
   the shard's temporal columns (:mod:`shards.temporal`: one compiled pass, no Python per
-  row, new vertices of that class created in it) and are logged as columns too
+  row, new vertices of that class created in it; made once the shard ran
+  :data:`TEMPORAL_AFTER` such rows the row way) and are logged as columns too
   (:class:`~shards.codec.TemporalEntries`, the same entries once decoded); the records
   of those vertices are written back before anything reads them (:attr:`vertices`,
   queries, checkpoints) and the columns dropped before anything else runs a behavior.
@@ -140,6 +141,10 @@ __all__ = [
 ]
 
 _ERRORS_KEPT = 100
+TEMPORAL_AFTER = 20_000
+"""Rows of column runs a shard runs the row way before it makes its temporal columns
+(:mod:`shards.temporal`): they pay for numba's import (about a second per process) on a
+long stream, and a small graph never makes them."""
 _EDGE_KIND = {k.value: k for k in EDGE_KINDS}
 _IN_EDGE_KINDS = frozenset((UpdateKind.ADD_EDGE.value, UpdateKind.UPDATE_EDGE.value))
 _ADD_EDGE = UpdateKind.ADD_EDGE
@@ -362,6 +367,7 @@ class ShardCore:
         self._vertices: dict[VertexId, VertexRecord] = {}
         self._temporal: TemporalColumns | None = None
         """The built-in temporal class's vertices as columns, while column runs use them."""
+        self._column_rows = 0  # rows of column runs that fit them, run the row way
         self.edge_count = 0
         """Out-edges of the vertices, kept as they change."""
         self.vector = VectorClock(num_shards)
@@ -834,7 +840,9 @@ class ShardCore:
         if not (halves and self.stream_edges) or (observer is not None and observer.watching):
             return self._run(channel, run.items(), halves, block, released, run)
         if fits(run):
-            return self._run_temporal(channel, run, block, released)
+            if self._temporal is not None or self._column_rows >= TEMPORAL_AFTER:
+                return self._run_temporal(channel, run, block, released)
+            self._column_rows += len(run)
         self._settle()
         first = self._wc + 1
         execute, owner, target = self._execute, self._direct_owner, self._direct_target

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,6 +39,16 @@ from vertex.model import VertexTypes
 from vertex.records import Update
 
 _names = itertools.count()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _temporal_columns_at_once() -> Iterator[None]:
+    """Column runs go through the temporal columns from the first row (a shard otherwise
+    makes them after ``TEMPORAL_AFTER`` rows)."""
+    saved = shards.core.TEMPORAL_AFTER
+    shards.core.TEMPORAL_AFTER = 0
+    yield
+    shards.core.TEMPORAL_AFTER = saved
 
 
 @contextmanager
@@ -237,3 +248,20 @@ def test_reads_between_runs_see_current_vertices(float_time: bool) -> None:
         "first_ts": 5 if not float_time else 5.0,
         "last_ts": 6 if not float_time else 6.0,
     }
+
+
+def test_a_shard_makes_its_columns_after_rows_run_the_row_way() -> None:
+    """A small graph never makes the columns (nor imports numba for them); past
+    ``TEMPORAL_AFTER`` rows a shard makes them, and the log means the same either way."""
+    edges = [(i % 7, (i * 3) % 11, i) for i in range(20)]
+    steps = [("run", edges), ("run", edges), ("run", edges)]
+    saved = shards.core.TEMPORAL_AFTER
+    shards.core.TEMPORAL_AFTER = 60  # rows: 40 per run, both halves on the one shard
+    try:
+        core, store, seen = _apply(steps, False)
+    finally:
+        shards.core.TEMPORAL_AFTER = saved
+    logged = [pickle.loads(v[:-4]) for _, v in store.scan(LogName.EVENTS, 1)]
+    assert ["temporal" in value for value in logged] == [False, False, True]
+    with _rows_only():
+        assert _outcome(*_apply(steps, False)) == _outcome(core, store, seen)
