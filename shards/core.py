@@ -845,16 +845,11 @@ class ShardCore:
             self._column_rows += len(run)
         self._settle()
         first = self._wc + 1
-        execute, owner, target = self._execute, self._direct_owner, self._direct_target
+        run_row = self._run_row
         self._stream_batch = True
         try:
             for _, half, vid, other, props, ts in run.rows():
-                if half == 0:
-                    if owner(vid, _ADD_EDGE, other, props, ts, block):
-                        continue
-                elif target(vid, _ADD_EDGE, other, props, ts, block):
-                    continue
-                execute(run_message(half, vid, other, props, ts), block, released)
+                run_row(half, vid, other, props, ts, block, released)
         finally:
             self._stream_batch = False
         self._account(channel, first, run.last_position, run.last_time, block, run)
@@ -894,15 +889,14 @@ class ShardCore:
                 if stop == n:
                     break
                 vid = vids[stop].item()
-                self._run_row(
-                    int(halves[stop]), vid, others[stop].item(), times[stop].item(), block, released
-                )
+                half, other, ts = int(halves[stop]), others[stop].item(), times[stop].item()
+                self._run_row(half, vid, other, {}, ts, block, released)
                 i = stop + 1
-                if creates is None and self._creates() is not None:  # the first of its type
+                if creates is None:  # the first vertex of its type makes its plan
                     creates = self._creates()
-                    columns.enter(
-                        run.slice(i, n), self._vertices, self._is_temporal, creates, shard
-                    )
+                    if creates is not None:
+                        rest = run.slice(i, n)
+                        columns.enter(rest, self._vertices, self._is_temporal, creates, shard)
                 record = self._vertices.get(vid)
                 if record is not None and vid not in columns.excluded and vid not in columns:
                     columns.take(vid, record, self._is_temporal)
@@ -933,12 +927,14 @@ class ShardCore:
         half: int,
         vid: VertexId,
         other: VertexId,
+        props: dict[str, Any],
         ts: Any,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
     ) -> None:
-        """One row of a run of stream edge halves, as :meth:`_run_columns` runs it."""
-        props: dict[str, Any] = {}
+        """One row of a run of stream edge halves: a hot case direct
+        (:meth:`_direct_owner`, :meth:`_direct_target`), any other its exact message on the
+        general path."""
         if half == 0:
             if self._direct_owner(vid, _ADD_EDGE, other, props, ts, block):
                 return

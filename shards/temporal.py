@@ -180,7 +180,7 @@ class TemporalColumns:
             self.vi, self.vt = _grown(self.vi, row + 1), _grown(self.vt, row + 1)
         self.vi[:, row], self.vt[:, row] = values[0], values[1]
         self.records.append(record)
-        _jit(_index_vertex)(self.vindex, vid, row)
+        _jit(_index_vertices)(self.vindex, np.array([vid], np.int64), row)
         if edges[0]:
             self._take_edges(row, *edges)
         return True
@@ -435,10 +435,6 @@ def _new_indexes():  # type: ignore[no-untyped-def]
     vindex = Dict.empty(key_type=_I64, value_type=_I64)
     pindex = Dict.empty(key_type=_PAIR, value_type=_I64)
     return vindex, pindex
-
-
-def _index_vertex(vindex, vid, row):  # type: ignore[no-untyped-def]
-    vindex[vid] = row
 
 
 def _holds(vindex, vid):  # type: ignore[no-untyped-def]
