@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+import shards.core
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.testing import EdgeOracle, edge_oracle
 
@@ -18,3 +21,14 @@ def college() -> EdgeOracle:
 def bitcoin() -> EdgeOracle:
     """Bitcoin OTC as (src, dst) -> [(ts, rating)], read independently of chronoray."""
     return edge_oracle(bitcoinotc_path(), "bitcoin-csv")
+
+
+@pytest.fixture(scope="module")
+def temporal_columns_at_once() -> Iterator[None]:
+    """Column runs go through a shard's temporal columns from the first row (a shard
+    otherwise makes them after ``shards.core.TEMPORAL_AFTER`` rows), for the tests that
+    compare them with the row path."""
+    saved = shards.core.TEMPORAL_AFTER
+    shards.core.TEMPORAL_AFTER = 0
+    yield
+    shards.core.TEMPORAL_AFTER = saved

@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import shards.core
 from chronoray.datasets import bitcoinotc_path, collegemsg_path
 from chronoray.sources import open_source, read_columns
 from shards.codec import (
@@ -44,14 +43,7 @@ from vertex.records import Update
 _ROWS = 3_000  # rows of each SNAP file: a few hundred blocks, milliseconds per block
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _temporal_columns_at_once() -> Iterator[None]:
-    """Column runs go through the temporal columns from the first row (a shard otherwise
-    makes them after ``TEMPORAL_AFTER`` rows)."""
-    saved = shards.core.TEMPORAL_AFTER
-    shards.core.TEMPORAL_AFTER = 0
-    yield
-    shards.core.TEMPORAL_AFTER = saved
+pytestmark = pytest.mark.usefixtures("temporal_columns_at_once")
 
 
 def _file(path: Any, fmt: Any) -> list[UpdateBatch]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -41,14 +40,7 @@ from vertex.records import Update
 _names = itertools.count()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _temporal_columns_at_once() -> Iterator[None]:
-    """Column runs go through the temporal columns from the first row (a shard otherwise
-    makes them after ``TEMPORAL_AFTER`` rows)."""
-    saved = shards.core.TEMPORAL_AFTER
-    shards.core.TEMPORAL_AFTER = 0
-    yield
-    shards.core.TEMPORAL_AFTER = saved
+pytestmark = pytest.mark.usefixtures("temporal_columns_at_once")
 
 
 @contextmanager
