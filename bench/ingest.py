@@ -44,6 +44,7 @@ from bench.workloads import skewed_stream, write_snap
 from chronoray.datasets import collegemsg_path
 
 RESULTS = Path(__file__).parent / "results"
+RAPHTORY_SIDE = Path(__file__).with_name("raphtory_side.py")
 ISSUE = {
     "collegemsg x10": {"rate": 34_000},
     "skewed": {"seconds": 49.9, "log_bytes_per_event": 1200, "snapshot_mid_seconds": 9.9},
@@ -117,37 +118,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return result
 
 
-_RAPHTORY_LOAD = """
-import json, statistics, sys, time
-import pyarrow.csv as csv
-import raphtory
-times = []
-for _ in range(3):
-    started = time.perf_counter()
-    table = csv.read_csv(
-        sys.argv[1],
-        read_options=csv.ReadOptions(column_names=["src", "dst", "ts"]),
-        parse_options=csv.ParseOptions(delimiter=" "),
-    )
-    graph = raphtory.Graph()
-    graph.load_edges(data=table, time="ts", src="src", dst="dst")
-    times.append(time.perf_counter() - started)
-print(json.dumps({"seconds": statistics.median(times), "edges": graph.count_edges()}))
-"""
-
-
 def _raphtory_load(path: Path) -> dict[str, Any]:
-    """Raphtory's bulk load of a SNAP file (pyarrow CSV read + ``load_edges``, median of 3),
-    in its own environment (made by :func:`bench.envs.ensure`)."""
+    """Raphtory's bulk load of a SNAP file (pyarrow CSV read + ``load_edges``, median of 3:
+    :mod:`bench.raphtory_side` ``--load-only``), in its own environment (made by
+    :func:`bench.envs.ensure`)."""
     python = python_of("raphtory")
     if python is None:
         raise SystemExit("no Raphtory environment: python -m bench.envs raphtory")
-    out = subprocess.run(
-        [str(python), "-c", _RAPHTORY_LOAD, str(path)], capture_output=True, text=True, check=True
-    )
+    side = [str(python), str(RAPHTORY_SIDE), str(path), "--load-only", "--trials", "3"]
+    out = subprocess.run(side, capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    updates = sum(1 for line in path.open() if line.strip())
-    return {**result, "updates": updates, "rate": updates / result["seconds"]}
+    seconds, updates = result["load_seconds"], sum(1 for line in path.open() if line.strip())
+    return {
+        "seconds": seconds,
+        "edges": result["edges"],
+        "updates": updates,
+        "rate": updates / seconds,
+    }
 
 
 def _ratios(runs: dict[str, Any]) -> dict[str, float]:
