@@ -688,7 +688,7 @@ class _ColumnRun:
 
     def take(self, order: np.ndarray) -> Self:
         """The rows at ``order``, in that order."""
-        props = None if self.props is None else self.props.take(pa.array(order))
+        props = None if self.props is None else self.props.take(_arrow_of(order))
         return type(self)(*(c[order] for c in self._columns()), props)  # type: ignore[call-arg]
 
     @classmethod
@@ -705,7 +705,7 @@ class _ColumnRun:
     def to_ipc(self) -> bytes:
         """The run as an Arrow IPC stream of one record batch, zstd-compressed (its
         schema names the run's class, but for edges: the form logs of format 4 have)."""
-        columns = [pa.array(c) for c in self._columns()]
+        columns = [_arrow_of(c) for c in self._columns()]
         names = list(self.COLUMNS)
         if self.props is not None:
             columns.append(self.props)
@@ -720,7 +720,7 @@ class _ColumnRun:
 
     @classmethod
     def _from_table(cls, table: pa.Table) -> Self:
-        columns = (table.column(c).to_numpy() for c in cls.COLUMNS)
+        columns = (_numpy_of(table.column(c).combine_chunks()) for c in cls.COLUMNS)
         props = table.column("props").chunk(0) if "props" in table.schema.names else None
         return cls(*columns, props)  # type: ignore[call-arg]
 
@@ -884,7 +884,7 @@ class TemporalEntries:
     def to_ipc(self) -> bytes:
         """The entries as a zstd Arrow IPC stream of one record batch."""
         return _ipc_bytes(
-            [pa.array(getattr(self, c)) for c in self.COLUMNS],
+            [_arrow_of(getattr(self, c)) for c in self.COLUMNS],
             list(self.COLUMNS),
             {_RUN_KEY: self.KIND},
         )
@@ -953,6 +953,7 @@ class TemporalEntries:
 
 
 _NUMBERS = {pa.int8(): np.int8, pa.int64(): np.int64, pa.float64(): np.float64}
+_ARROW = {np.dtype(dtype): arrow for arrow, dtype in _NUMBERS.items()}
 
 
 def _numbers(array: pa.Array) -> np.ndarray:
@@ -963,6 +964,27 @@ def _numbers(array: pa.Array) -> np.ndarray:
         raise ValueError(f"a column of {array.type} with {array.null_count} nulls")
     size = np.dtype(dtype).itemsize
     return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * size)
+
+
+def _numpy_of(array: pa.Array) -> np.ndarray:
+    """An Arrow column as numpy: a view of its buffer where :func:`_numbers` can take it,
+    pyarrow's ``to_numpy`` otherwise."""
+    if array.type in _NUMBERS and not array.null_count:
+        return _numbers(array)
+    return array.to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+
+
+def _arrow_of(column: np.ndarray) -> pa.Array:
+    """A numpy column of int8, int64 or float64 as an Arrow array sharing its buffer (a
+    copy only if it is not contiguous); another dtype goes through ``pa.array``. Inverse
+    of :func:`_numbers`. ``pa.array`` of a numpy array first imports pandas (to check
+    whether it is a pandas object: 0.3-0.4 s of CPU in a shard process that never holds
+    one)."""
+    arrow = _ARROW.get(column.dtype)
+    if arrow is None:
+        return pa.array(column)
+    column = np.ascontiguousarray(column)
+    return pa.Array.from_buffers(arrow, len(column), [None, pa.py_buffer(column)])
 
 
 def _created(half: int) -> dict[str, Any]:

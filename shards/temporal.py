@@ -51,6 +51,7 @@ from shards.codec import (
 from shards.records import VertexRecord
 from shards.routing import shards_of
 from vertex.annotations import mark_module_api
+from vertex.held_back import held_back
 from vertex.model import DirectHooks, TemporalVertex
 from vertex.records import VertexId
 
@@ -471,14 +472,26 @@ def _jit(function: Callable[..., Any]) -> Callable[..., Any]:
     compiled = _COMPILED.get(function.__name__)
     if compiled is None:
         global numba, Dict, _I64, _PAIR
-        import numba as module
-        from numba.typed import Dict as typed_dict
-
-        numba, Dict = module, typed_dict
-        _I64 = module.types.int64
-        _PAIR = module.types.UniTuple(_I64, 2)  # type: ignore[no-untyped-call]
+        numba, Dict = _import_numba()
+        _I64 = numba.types.int64
+        _PAIR = numba.types.UniTuple(_I64, 2)
         compiled = _COMPILED[function.__name__] = numba.njit(cache=True, nogil=True)(function)
     return compiled
+
+
+def _import_numba() -> tuple[Any, Any]:
+    """numba and its typed ``Dict``, with numba's CPU target set up. numba's
+    ``numba.np.arraymath``, loaded with that target, imports ``scipy.linalg`` only to learn
+    whether BLAS is there (0.3 s of CPU in each shard process, a third of numba's start):
+    scipy is held back while it loads, so numba takes BLAS as absent for the one use of
+    that check (``np.vdot`` and ``np.correlate`` take its plain loop). The compiled code
+    here calls no BLAS; a function that does (``np.dot``, ``np.linalg``) still imports
+    scipy when numba compiles it."""
+    with held_back("scipy"):
+        import numba as module
+        import numba.np.arraymath  # noqa: F401 -- its BLAS check, under the hold
+        from numba.typed import Dict as typed_dict
+    return module, typed_dict
 
 
 def _compiled() -> Callable[..., Any]:

@@ -25,16 +25,9 @@ from typing import Any
 import pyarrow as pa
 
 from vertex.annotations import mark_module_api
+from vertex.held_back import held_back
 
 __all__ = ["nanosecond_values", "pyarrow_with_pandas", "pyarrow_without_pandas"]
-
-
-class _NoPandas:
-    """A meta path finder under which ``import pandas`` fails."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ImportError(f"{name} left out of this process by chronoray")
 
 
 def _shim() -> Any:
@@ -50,12 +43,8 @@ def pyarrow_without_pandas() -> bool:
     shim = _shim()
     if shim is None or "pandas" in sys.modules:
         return False
-    finder = _NoPandas()
-    sys.meta_path.insert(0, finder)
-    try:
+    with held_back("pandas"):
         return not shim.have_pandas  # pyarrow looks for pandas once, and remembers
-    finally:
-        sys.meta_path.remove(finder)
 
 
 def pyarrow_with_pandas() -> None:
