@@ -67,8 +67,15 @@ class Config:
     sync: bool = False
     """``False``: an acknowledged update survives a process crash (WAL, no fsync);
     ``True``: it also survives a machine crash (fsync per batch, much slower)."""
-    batch_size: int = 2000
-    """Updates per batch a source sends to one shard."""
+    batch_size: int = 16_384
+    """Most updates per batch a source sends to one shard (each batch costs a shard a Ray
+    call, a log block and a RocksDB write, whatever its size: a bulk source wants them
+    large)."""
+    batch_linger: float = 0.02
+    """Most seconds an update waits for its batch to fill (a batch leaves when it holds
+    ``batch_size`` updates or when its first update waited this long), so a slow source's
+    updates are not held back by a large ``batch_size``. A source that blocks in its read
+    sends what it buffered within about 0.2 s on Ray (its watchdog's poll)."""
     max_inflight: int = 2
     """Batches a source may have in flight per shard before it waits (backpressure)."""
     max_pending: int = 200_000
@@ -122,6 +129,8 @@ class Config:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.batch_linger >= 0:
+            raise ValueError(f"batch_linger must be >= 0 seconds, got {self.batch_linger}")
         for name, allowed in (("storage", ("local", "shared")), ("placement", ("spread", "pack"))):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")

@@ -245,6 +245,7 @@ class FeedPump:
         try:
             for update in updates:
                 if update is None:
+                    self._send_due()
                     time.sleep(_POLL / 4)
                     continue
                 with self.lock:
@@ -253,6 +254,7 @@ class FeedPump:
                         self.feed.offer_batch(update, self._send_all)
                     else:
                         self._send_all(self.feed.offer(update))
+                    self._send_all(self.feed.due(time.monotonic()))
                     self._last_read = time.monotonic()  # sending (waiting for room) is not idling
                 if self.feed.read >= next_tick:
                     tick(self.feed.read)
@@ -300,6 +302,14 @@ class FeedPump:
             with self.lock:
                 for instruction in todo:
                     self._carry_out(instruction, idle)
+            self._send_due()  # a source blocked in its read: what it buffered goes on
+
+    def _send_due(self) -> None:
+        """Send the batches whose updates waited the feed's ``linger`` (see
+        :meth:`SourceFeed.due`), unless the source is past reading or at a barrier."""
+        with self.lock:
+            if self._reading and not self.feed.ended and self.feed.barrier is None:
+                self._send_all(self.feed.due(time.monotonic()))
 
     def _carry_out(self, instruction: Any, idle: float) -> None:
         match instruction:

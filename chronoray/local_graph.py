@@ -64,6 +64,7 @@ class LocalGraph:
             store,
             shard_checkpoint_interval=config.shard_checkpoint_interval,
             batch_size=config.batch_size,
+            linger=config.batch_linger,
         )
         self._summary_path = log_dir / SOURCES_FILE
         self._summary = read_summary(self._summary_path)

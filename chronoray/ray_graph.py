@@ -309,7 +309,7 @@ class RayGraph:
                 c.max_inflight,
                 options.on_error,
                 options.rejects_path,
-                feed,
+                {"linger": c.batch_linger, **feed},
             )
         )
         self._controller.source_actor(source.name, actor, actor_name)
@@ -352,7 +352,7 @@ class RayGraph:
         try:
             c = self.config
             floor = self._controller.source_floor(name)
-            options = {"halves": self.types.stream_edges, **options}
+            options = {"halves": self.types.stream_edges, "linger": c.batch_linger, **options}
             pump = FeedPump.resume(
                 name,
                 self._shards,

@@ -14,7 +14,8 @@ A :class:`SourceFeed` is the one place that decides, for one source,
   :class:`~shards.core.Batch`); a graph with stream edges then needs no notice between
   shards for it, and the target's record follows the stream's order exactly;
 * **batches**: items are routed to per-shard buffers and leave as one
-  :class:`~shards.core.Batch` per ``batch_size`` items (or earlier, when flushed);
+  :class:`~shards.core.Batch` per ``batch_size`` items (or earlier, when flushed; with
+  ``linger``, at the latest once an item waited that long: :meth:`SourceFeed.due`);
 * **prev**: each batch names the position of the source's previous item sent to that
   shard, so a shard applies batches of one channel in order and skips duplicates;
 * **acks and resends**: a batch stays *open* until the shard acknowledged (logged) it;
@@ -177,7 +178,9 @@ class SourceFeed:
     ``halves`` sends stream edge updates to both endpoints' shards (for a graph whose
     :attr:`~vertex.model.VertexTypes.stream_edges` holds). Offsets must increase, unless
     ``offsets_increase`` is false (a source sorted by time, whose offsets are its file's
-    line numbers: distinct, in no order).
+    line numbers: distinct, in no order). ``linger`` (seconds, ``None``: no limit): how
+    long an item may wait in a buffer that is not full, as the driver's clock tells
+    :meth:`due` -- a large ``batch_size`` for throughput, a short wait at a low rate.
     """
 
     def __init__(
@@ -194,13 +197,18 @@ class SourceFeed:
         where: str | None = None,
         on_late: Callable[[Update, float], None] | None = None,
         offsets_increase: bool = True,
+        linger: float | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        if linger is not None and not linger >= 0:
+            raise ValueError(f"linger must be >= 0 seconds or None, got {linger}")
         self.source = source
         self.channel = source_channel(source)
         self.num_shards = num_shards
         self.batch_size = batch_size
+        self.linger = linger
+        self._waiting_since: float | None = None  # when something began to wait (see due)
         self.halves = halves
         self.offsets_increase = offsets_increase
         start = list(applied) if applied is not None else [0] * num_shards
@@ -461,6 +469,25 @@ class SourceFeed:
                 held.extend(released[i + 1 :])
                 return out + self.flush()
         return out
+
+    def due(self, now: float) -> list[tuple[int, Batch]]:
+        """With ``linger``: every buffer sealed if something has waited ``linger`` seconds
+        or more, by the caller's clock ``now`` (a monotonic clock, called after each offer
+        and while the source has nothing to read), since the buffers were last all empty
+        -- an item never waits much longer than that, however slowly the source reads.
+        The first call that finds something waiting starts the wait. Without ``linger``
+        (or nothing waiting): nothing."""
+        if self.linger is None:
+            return []
+        if not any(buffer.size for buffer in self._buffers):
+            self._waiting_since = None
+            return []
+        if self._waiting_since is None:
+            self._waiting_since = now
+        if now - self._waiting_since < self.linger:
+            return []
+        self._waiting_since = None
+        return self.flush()
 
     def flush(self, through: float = math.inf) -> list[tuple[int, Batch]]:
         """Seal every buffer holding an item of time ``<= through`` (all by default)."""

@@ -90,6 +90,7 @@ class LocalRuntime:
         *,
         shard_checkpoint_interval: int = 100_000,
         batch_size: int = 1000,
+        linger: float | None = None,
         host_factory: Callable[[], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -100,6 +101,7 @@ class LocalRuntime:
         self.num_shards = num_shards
         self.shard_checkpoint_interval = shard_checkpoint_interval
         self.batch_size = batch_size
+        self.linger = linger
         self.host_factory = host_factory
         self.clock = clock
         self._stores: list[LogStore | None] = [self._factory(k) for k in range(num_shards)]
@@ -259,6 +261,7 @@ class LocalRuntime:
             [core.applied.get(source_channel(source), 0) for core in self.cores],
             floor=self.coordinator.source_floor(source),
             halves=self.types.stream_edges,
+            linger=self.linger,
             **options,
         )
         run = _Running(
@@ -297,14 +300,18 @@ class LocalRuntime:
             run.last_read = self.clock()
             if isinstance(update, UpdateBatch):
                 feed.offer_batch(update, partial(self._send, feed))
+                self._send(feed, feed.due(self.clock()))
                 return True  # a batch is a turn
             self._send(feed, feed.offer(update))
+            self._send(feed, feed.due(self.clock()))
             if n == chunk:
                 return True
         self._send(feed, feed.end())
         return True
 
     def _idle(self, run: _Running) -> None:
+        if run.feed.barrier is None:
+            self._send(run.feed, run.feed.due(self.clock()))
         if self.clock() - run.last_read >= run.idle_timeout:
             self._do(self.coordinator.handle(SourceIdle(run.feed.source)))
             self._settle()

@@ -28,3 +28,7 @@ def test_bad_values_are_named(monkeypatch):
         Config.load(num_shards=0)
     with pytest.raises(ValueError, match="unknown setting"):
         Config.load(shards=2)
+    with pytest.raises(ValueError, match="batch_linger must be >= 0"):
+        Config.load(batch_linger=-0.5)
+    monkeypatch.setenv("CHRONORAY_BATCH_LINGER", "0.005")
+    assert Config.load().batch_linger == 0.005

@@ -245,3 +245,44 @@ def test_one_disorder_and_idle_scenario_gives_the_same_cuts_on_both_runtimes(
     assert cuts["local"] == cuts["ray"]
     want = [Counter((s, d) for s, d, t in rows[:1200] if t <= at) for at in times]
     assert cuts["local"] == want
+
+
+def _logged(graph: cr.GraphCluster) -> int:
+    return sum(s.worker_clock for s in graph.stats().shards)
+
+
+def _slow_source(graph: cr.GraphCluster, rows: list[Row], seen: list[int], idle: bool) -> Any:
+    """20 updates, then nothing to read -- yielding ``None`` (``idle``) or blocked in its
+    read -- until the graph logged them (at most a minute), then 20 more."""
+    yield from _updates(rows[:20])
+    deadline = time.monotonic() + 60
+    while _logged(graph) == 0 and time.monotonic() < deadline:
+        if idle:
+            yield None
+        time.sleep(0.01)
+    seen.append(_logged(graph))
+    yield from _updates(rows[20:40])
+
+
+def test_a_slow_sources_updates_leave_after_the_linger_not_a_full_batch(runtime, rows, tmp_path):
+    """A batch leaves when full or once its first update waited ``batch_linger``: a
+    source with nothing to read for a while has what it read applied meanwhile."""
+    log_dir = str(tmp_path / "g")
+    with cr.GraphCluster(
+        runtime=runtime, num_shards=2, log_dir=log_dir, batch_size=10_000, batch_linger=0.05
+    ) as g:
+        seen: list[int] = []
+        g.ingest(_slow_source(g, rows, seen, idle=True))
+        assert seen[0] > 0
+        assert _cut(g, at=rows[39][2]) == Counter((s, d) for s, d, _ in rows[:40])
+
+
+@pytest.mark.ray
+def test_on_ray_a_source_blocked_in_its_read_has_what_it_read_applied(ray_session, rows, tmp_path):
+    """The pump's watchdog sends what waited the linger while the source's read blocks."""
+    log_dir = str(tmp_path / "g")
+    with cr.GraphCluster(num_shards=2, log_dir=log_dir, batch_size=10_000, batch_linger=0.05) as g:
+        seen: list[int] = []
+        g.ingest(_slow_source(g, rows, seen, idle=False))
+        assert seen[0] > 0
+        assert _cut(g, at=rows[39][2]) == Counter((s, d) for s, d, _ in rows[:40])

@@ -210,3 +210,48 @@ def test_resume_skips_each_half_its_shard_applied():
         if u.offset > applied[shard_of(v, 2)]
     }
     assert halves == expected
+
+
+def test_with_linger_buffers_leave_once_something_waited_that_long():
+    feed = SourceFeed("s", num_shards=2, batch_size=100, linger=0.5)
+    updates = _updates(6)
+    assert [b for u in updates[:3] for b in feed.offer(u)] == []
+    assert feed.due(10.0) == [] and feed.due(10.4) == []  # the wait starts at the first call
+    assert feed.offer(updates[3]) == [] and feed.due(10.45) == []
+    sent = feed.due(10.5)
+    assert sorted(p for _, b in sent for p, _ in b.items) == [1, 2, 3, 4]
+    assert feed.due(99.0) == []  # nothing waits: a new wait starts with the next update
+    feed.offer(updates[4])
+    assert feed.due(100.0) == [] and [p for _, b in feed.due(100.5) for p, _ in b.items] == [5]
+
+
+def test_without_linger_a_batch_waits_until_full_and_linger_is_checked():
+    feed = SourceFeed("s", num_shards=1, batch_size=100)
+    assert [b for u in _updates(5) for b in feed.offer(u)] == []
+    assert feed.due(0.0) == feed.due(1e9) == []
+    assert [b for u in _updates(3) for b in SourceFeed("s", 1, 100, linger=0).offer(u)] == []
+    with pytest.raises(ValueError, match="linger"):
+        SourceFeed("s", num_shards=1, batch_size=10, linger=-1.0)
+
+
+def test_local_runtime_sends_what_waited_its_linger_while_the_source_has_nothing_to_read():
+    now = [0.0]
+    seen: list[int] = []
+
+    def run(linger: float | None) -> None:
+        rt = LocalRuntime(1, batch_size=100, linger=linger, clock=lambda: now[0])
+
+        def source():
+            yield from _updates(3)
+            now[0] += 5.0
+            yield None  # nothing to read now; the linger passed meanwhile
+            seen.append(rt.cores[0].worker_clock)
+            yield from _updates(6)[3:]
+
+        rt.ingest(source())
+        assert len(rt.edges()) == 6
+        rt.close()
+
+    run(1.0)
+    run(None)
+    assert seen == [6, 0]  # both halves of the 3 edges were logged, or nothing
