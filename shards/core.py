@@ -39,8 +39,8 @@ Guarantees:
   gated and no observer watches; otherwise its items are built and take the row path.
   Edge halves without properties at vertices of the built-in temporal class run through
   the shard's temporal columns (:mod:`shards.temporal`: one compiled pass, no Python per
-  row, new vertices of that class created in it; made once the shard ran
-  :data:`TEMPORAL_AFTER` such rows the row way) and are logged as columns too
+  row, new vertices of that class created in it; made at the run that takes the rows of
+  such runs past :data:`TEMPORAL_AFTER`) and are logged as columns too
   (:class:`~shards.codec.TemporalEntries`, the same entries once decoded); the records
   of those vertices are written back before anything reads them (:attr:`vertices`,
   queries, checkpoints) and the columns dropped before anything else runs a behavior.
@@ -143,8 +143,9 @@ __all__ = [
 _ERRORS_KEPT = 100
 TEMPORAL_AFTER = 20_000
 """Rows of column runs a shard runs the row way before it makes its temporal columns
-(:mod:`shards.temporal`): they pay for numba's import (about a second per process) on a
-long stream, and a small graph never makes them."""
+(:mod:`shards.temporal`; the run that takes the count past it runs on them): they pay for
+numba's import (about half a second of CPU per process) on a long stream, and a small
+graph never makes them."""
 _EDGE_KIND = {k.value: k for k in EDGE_KINDS}
 _IN_EDGE_KINDS = frozenset((UpdateKind.ADD_EDGE.value, UpdateKind.UPDATE_EDGE.value))
 _ADD_EDGE = UpdateKind.ADD_EDGE
@@ -840,9 +841,9 @@ class ShardCore:
         if not (halves and self.stream_edges) or (observer is not None and observer.watching):
             return self._run(channel, run.items(), halves, block, released, run)
         if fits(run):
-            if self._temporal is not None or self._column_rows >= TEMPORAL_AFTER:
-                return self._run_temporal(channel, run, block, released)
             self._column_rows += len(run)
+            if self._temporal is not None or self._column_rows > TEMPORAL_AFTER:
+                return self._run_temporal(channel, run, block, released)
         self._settle()
         first = self._wc + 1
         run_row = self._run_row

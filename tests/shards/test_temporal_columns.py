@@ -248,7 +248,7 @@ def test_a_shard_makes_its_columns_after_rows_run_the_row_way() -> None:
     edges = [(i % 7, (i * 3) % 11, i) for i in range(20)]
     steps = [("run", edges), ("run", edges), ("run", edges)]
     saved = shards.core.TEMPORAL_AFTER
-    shards.core.TEMPORAL_AFTER = 60  # rows: 40 per run, both halves on the one shard
+    shards.core.TEMPORAL_AFTER = 80  # rows: 40 per run (both halves on the one shard): the third
     try:
         core, store, seen = _apply(steps, False)
     finally:
