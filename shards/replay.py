@@ -27,6 +27,8 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from shards.codec import (
     CHECKPOINTS_KEY,
     CURSOR_KEY,
@@ -34,6 +36,7 @@ from shards.codec import (
     MANIFEST_KEY,
     SCHEMA_KEY,
     BlockHeader,
+    ColumnsBlock,
     CommandEntry,
     Cursor,
     EventBlock,
@@ -460,8 +463,27 @@ class LogReplay:
 
     def apply(self, block: EventBlock, first_wc: int | None = None) -> None:
         """Apply the block's entries that are in the cut (from ``first_wc``, default:
-        after the start checkpoint)."""
+        after the start checkpoint). Entries logged as columns are applied a span at a
+        time from the columns (:meth:`_apply_logged`), unless the replay needs them one by
+        one (``only``, ``keep_states``); the rows between them as below."""
         lo, hi = self._range(block, self.start + 1 if first_wc is None else first_wc)
+        if not isinstance(block, ColumnsBlock) or self.only is not None or self.keep_states:
+            self._apply_entries(block, lo, hi)
+            return
+        at = lo
+        for start, count, row in block.logged_spans():
+            a, b = max(start, lo), min(start + count, hi)
+            if a >= b:
+                continue
+            if at < a:
+                self._apply_entries(block.segment(at, a), 0, a - at)
+            self._apply_logged(block, a, b, row + a - start)
+            at = b
+        if at < hi:
+            self._apply_entries(block.segment(at, hi), 0, hi - at)
+
+    def _apply_entries(self, block: EventBlock, lo: int, hi: int) -> None:
+        """Apply entries ``lo .. hi-1`` of ``block`` as rows."""
         if self.only is not None:
             for i in self._positions(block, lo, hi):
                 self._apply_one(block, i)
@@ -525,6 +547,56 @@ class LogReplay:
             record.time = time
         self.applied += hi - lo
         self.last_applied = block.first + hi - 1
+
+    def _apply_logged(self, block: ColumnsBlock, lo: int, hi: int, row: int) -> None:
+        """Apply entries ``lo .. hi-1`` of ``block``, logged as columns from row ``row``
+        of :attr:`~shards.codec.ColumnsBlock.logged_entries`, at once from the columns:
+        their effects (:meth:`~shards.codec.TemporalEntries.effects`) are what applying
+        them one by one leaves, entries after the cut left out. Python runs once per
+        vertex and per edge they leave, to write the last values into the records (the
+        records are made of them), never per entry."""
+        entries = block.logged_entries.slice(row, row + hi - lo)
+        applied = hi - lo
+        last = hi - 1
+        if self.at < math.inf:
+            kept = entries.time <= self.at
+            applied = int(np.count_nonzero(kept))
+            if not applied:
+                return
+            if applied < hi - lo:
+                last = lo + int(np.flatnonzero(kept)[-1])
+                entries = entries.take(kept)
+        acted = entries.clock != 0  # (the rule's entries always act)
+        effects = (entries if acted.all() else entries.take(acted)).effects(self.in_edges)
+        if effects is None:  # not what the rule logs: entry by entry
+            for i in range(lo, hi):
+                self._apply_one(block, i)
+            return
+        self.applied += applied
+        self.last_applied = block.first + last
+        vertices = self.vertices
+        ids = effects.vertex
+        if effects.created:
+            type_name = block.created_type
+            assert type_name is not None, f"entries of block {block.key} create no type"
+            vertices.update((ids[j], VertexRecord(type_name, {}, {}, {})) for j in effects.created)
+        records = list(map(vertices.__getitem__, ids))  # KeyError, as a row of no vertex
+        states = [record.state for record in records]
+        for key, at, values in effects.keys:
+            for j, value in zip(at, values, strict=True):
+                states[j][key] = value
+        for j, changes in effects.disordered:
+            states[j].update(changes)
+        edges = [record.out_edges for record in records]
+        for j, other, props in zip(*effects.out, strict=True):
+            edges[j][other] = props
+        if self.in_edges:
+            edges = [record.in_edges for record in records]
+            for j, other, props in zip(*effects.ins, strict=True):
+                edges[j][other] = props
+        for record, clock, time in zip(records, effects.clock, effects.time, strict=True):
+            record.clock = clock
+            record.time = time
 
     def _apply_one(
         self, block: EventBlock, i: int, step_class: type[Step] | None = None
