@@ -57,18 +57,20 @@ def _entry_by_entry() -> Iterator[None]:
 
 
 @contextmanager
-def _from_columns() -> Iterator[None]:
-    """The bulk path, checked to never make a block's per-entry columns."""
+def _from_columns(span_rows: int = shards.replay.SPAN_ROWS) -> Iterator[None]:
+    """The bulk path (applying at most ``span_rows`` entries at once), checked to never
+    make a block's per-entry columns."""
 
     def refuse(self: ColumnsBlock) -> None:
         raise AssertionError("a replay made the per-entry columns")
 
-    saved = ColumnsBlock._make
+    saved = ColumnsBlock._make, shards.replay.SPAN_ROWS
     ColumnsBlock._make = refuse  # type: ignore[method-assign]
+    shards.replay.SPAN_ROWS = span_rows
     try:
         yield
     finally:
-        ColumnsBlock._make = saved  # type: ignore[method-assign]
+        ColumnsBlock._make, shards.replay.SPAN_ROWS = saved  # type: ignore[method-assign]
 
 
 def _shape(value: Any) -> Any:
@@ -97,10 +99,12 @@ def _replayed(replay: LogReplay) -> Any:
     )
 
 
-def _both(store: MemoryLogStore, **cut: Any) -> tuple[Any, Any]:
+def _both(
+    store: MemoryLogStore, span_rows: int = shards.replay.SPAN_ROWS, **cut: Any
+) -> tuple[Any, Any]:
     with _entry_by_entry():
         rows = _replayed(LogReplay(store, **cut))
-    with _from_columns():
+    with _from_columns(span_rows):
         bulk = _replayed(LogReplay(store, **cut))
     return rows, bulk
 
@@ -119,13 +123,20 @@ def _times(store: MemoryLogStore) -> list[Any]:
     in_edges=st.booleans(),
     checkpoint=st.booleans(),
     fractions=st.lists(st.floats(0, 1), min_size=1, max_size=4),
+    span_rows=st.sampled_from([1, 7, shards.replay.SPAN_ROWS]),
 )
 def test_spans_apply_at_once_as_entry_by_entry(
-    steps: list[Any], float_time: bool, in_edges: bool, checkpoint: bool, fractions: list[float]
+    steps: list[Any],
+    float_time: bool,
+    in_edges: bool,
+    checkpoint: bool,
+    fractions: list[float],
+    span_rows: int,
 ) -> None:
+    """Spans of several blocks applied together too (at most ``span_rows`` entries)."""
     core, store, _ = _apply(steps, float_time)
     last = core.worker_clock
-    flags = {"in_edges": in_edges, "checkpoint": checkpoint}
+    flags = {"in_edges": in_edges, "checkpoint": checkpoint, "span_rows": span_rows}
     for at in _times(store):
         rows, bulk = _both(store, at=at, **flags)
         assert bulk == rows, f"cut at {at}"
@@ -233,3 +244,40 @@ def test_the_effects_of_any_entries_are_theirs_one_by_one(case: Any) -> None:
         return [(v, _record(r)) for v, r in replay.vertices.items()], replay.applied
 
     assert replayed(True) == replayed(False)
+
+
+def test_a_block_reads_its_rows_without_making_the_columns() -> None:
+    """The messages a block's rows sent (edge notices refer to the edge the entry set) and
+    a stretch of its rows as a block of their own read the rows alone, and say what the
+    block with every column made says."""
+    entries = TemporalEntries(
+        *(np.array(v, np.int64) for v in ([1, 2, 1], [2, 1, 3])),
+        np.array([0, 1, 0], np.int8),
+        *(np.array(v, np.int64) for v in ([1, 1, 2], [5, 5, 6], [1, 1, 2], [1, 1, 2])),
+        np.array([15, 15, 1 | 4], np.int8),
+        *(np.array(v, np.int64) for v in ([5, 5, 6], [1, 1, 1], [5, 5, 6], [5, 5, 6])),
+    )
+    hole = (None,) * 6
+    notice = {"w": 1}
+    first = (7, 3, 4, {"x": 1}, (8, notice), None)
+    second = (8, 1, 4, None, None, (7, {"w": 1}))
+    third = (7, 4, 7, None, None, None)
+    columns = zip(first, hole, hole, second, hole, third, strict=True)
+    block = EventBlock(10, *(tuple(c) for c in columns), [0, 0])  # type: ignore[arg-type]
+    block.created = {0: "Vertex"}
+    sends = {0: ((1, 2, 8, notice),), 3: ((0, 1, 2, {"m": 1}),), 5: ((1, 1, 9, {"m": 2}),)}
+    data = encode_events(block, sends, [(1, 2), (4, 1)], entries, "TemporalVertex")
+    with _from_columns():
+        lazy = decode_events(data)
+        messages = list(lazy.messages())
+        segments = {i: lazy.segment(i, i + 1) for i in (0, 3, 5)}
+        with pytest.raises(ValueError, match="not all rows"):
+            lazy.segment(2, 4)  # entry 2 is logged as columns
+    made = decode_events(data)
+    assert messages == list(made.messages()) and len(messages) == 3
+    assert messages[0][3] == (2, 8, 7, notice, 4)  # the notice's payload: the edge's props
+    fields = ("vertex", "clock", "time", "state", "edge", "ins")
+    for i, segment in segments.items():
+        assert segment.first == made.first + i
+        assert [getattr(segment, f)[0] for f in fields] == [getattr(made, f)[i] for f in fields]
+        assert segment.created == ({0: "Vertex"} if i == 0 else {})
