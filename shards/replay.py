@@ -583,8 +583,10 @@ class LogReplay:
                 last = lo + int(np.flatnonzero(kept)[-1])
                 entries = entries.take(kept)
         made = block.created_type
-        if made is not None and self._pending_type not in (None, made):
-            self._apply_logged()
+        if (made is not None and self._pending_type not in (None, made)) or (
+            self._pending and self._pending[0][-1].time.dtype != entries.time.dtype
+        ):
+            self._apply_logged()  # one class at a time, times of one type (int or float)
         if made is not None:
             self._pending_type = made
         self._pending.append((block, lo, hi, last, entries))

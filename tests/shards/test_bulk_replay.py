@@ -27,12 +27,12 @@ from shards.codec import (
     decode_events,
     encode_events,
 )
-from shards.core import ShardCore
+from shards.core import Batch, ShardCore
 from shards.logstore import LogName, MemoryLogStore
 from shards.records import VertexRecord
 from shards.replay import LogReplay
 from tests.shards import test_temporal_columns
-from tests.shards.test_temporal_columns import _apply, _step, _types
+from tests.shards.test_temporal_columns import _apply, _run, _step, _types
 
 pytestmark = pytest.mark.usefixtures("temporal_columns_at_once")
 
@@ -177,6 +177,27 @@ def test_a_block_of_rows_and_spans_replays_both_in_order() -> None:
     assert {v: _record(r) for v, r in rebuilt.vertices.items()} == {
         v: _record(r) for v, r in core.vertices.items()
     }
+
+
+def test_spans_of_int_and_float_times_keep_their_types() -> None:
+    """Runs of a source in int time and one in float time: each span's times keep their
+    type when consecutive spans are applied together."""
+    store = MemoryLogStore("bulk-int-and-float")
+    core = ShardCore(0, 1, store, _types())
+    position = 0
+    # the float run's vertices are new: int times would keep them out of the columns
+    for edges, float_time in (([(1, 2, 5), (2, 3, 6)], False), ([(4, 5, 7), (5, 6, 8)], True)):
+        run = _run(edges, position + 1, float_time)
+        core.handle(Batch("src:s", position, [], None, None, True, run))
+        position += len(edges)
+    assert [type(r.time) for r in core.vertices.values()] == [int] * 3 + [float] * 3
+    blocks = [decode_events(v) for _, v in store.scan(LogName.EVENTS, 1)]
+    assert [isinstance(b, ColumnsBlock) for b in blocks] == [True, True]
+    for at in _times(store):
+        rows, bulk = _both(store, at=at, checkpoint=False)
+        assert bulk == rows
+    store.close()
+    MemoryLogStore.destroy("bulk-int-and-float")
 
 
 # -- the effects of any entries, not only those a shard logs ---------------------------------
