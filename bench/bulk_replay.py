@@ -32,7 +32,8 @@ RESULTS = Path(__file__).parent / "results"
 KINDS = {
     "full": "whole log, incoming edges, no checkpoint",
     "cut": "snapshot cut at mid T (newest usable checkpoint, no incoming edges)",
-    "recovery": "recovery (ShardCore reopened over the log)",
+    "recovery": "recovery (ShardCore reopened over the log: the entries after its newest "
+    "checkpoint, blocks applied one at a time)",
 }
 
 

@@ -391,7 +391,7 @@ def replay_log(
 
     from shards.core import ShardCore
     from shards.logstore import RocksLogStore
-    from shards.replay import LogReplay
+    from shards.replay import LogReplay, read_cursor
     from snapshot.reconstruct import rebuild_part
 
     paths = [str(Path(log_dir) / f"shard-{k}") for k in range(shards)]
@@ -414,11 +414,13 @@ def replay_log(
             store.close()
         return entries
 
-    def recovery() -> int:
+    def recovery() -> int:  # the entries after the newest checkpoint (or the floor)
         entries = 0
         for k, path in enumerate(paths):
             store = RocksLogStore(path)
-            entries += ShardCore(k, shards, store).worker_clock
+            cursor = read_cursor(store)
+            start = min(LogReplay(store).start + 1, cursor.floor if cursor else 1)
+            entries += ShardCore(k, shards, store).worker_clock - start + 1
             store.close()
         return entries
 
