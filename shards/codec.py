@@ -495,7 +495,7 @@ def _splice(
     out: list[list[Any]] = [[] for _ in rows]
     taken = at = done = 0
     for start, count in spans:
-        if start < at or count < 1:
+        if start < at or count < 0:
             raise ValueError(f"span {(start, count)} after entry {at}")
         for whole, column, extra in zip(out, rows, logged, strict=True):
             whole.extend(column[taken : taken + start - at])

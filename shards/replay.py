@@ -12,6 +12,11 @@ blocks' headers (a few numbers per block) and decodes only the blocks holding an
 with time ``<= T``: it stops after the last of them, so a cut at an early ``T`` decodes a
 prefix of the log, never more than a cut at the end.
 
+Entries the built-in temporal class logged as columns (format 5) are not rebuilt one by
+one: a run of them is applied at once from its columns (:meth:`LogReplay._apply_logged`),
+leaving exactly what applying them entry by entry would; a reader that needs each entry
+(:meth:`LogReplay.entries`, ``only``, ``keep_states``, :func:`log_rows`) gets them made.
+
 Guarantees: entries are applied in worker-clock order, each at most once; a replay never
 writes to the store; the format version is checked before anything is decoded; a value
 that fails its checksum or does not decode raises :class:`~shards.logstore.LogCorrupted`
