@@ -113,7 +113,8 @@ def _table(result: dict[str, Any]) -> str:
         f"shards with RocksDB logs: {result['log_entries']:,} log entries, "
         f"{result['as_columns']:,} of them logged as columns (format 5). before = "
         f"{result['before']} (each such entry rebuilt as a row and applied one by one), now "
-        "= this checkout (each span applied at once from its columns). CPU seconds (user + "
+        "= this checkout (runs of them applied at once from their columns, up to 65,536 "
+        "entries of consecutive blocks). CPU seconds (user + "
         "system) of the replay in the probe process, both shards; median of every run "
         f"({len(cpu['now']['full'])} per tree: processes alternating between the trees).",
         "",
