@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def _table(result: dict[str, Any]) -> str:
     cpu = result["cpu_seconds"]
     lines = [
-        "# Replay of entries logged as columns: a span at a time",
+        "# Replay of entries logged as columns, applied from their columns",
         "",
         f"{result['machine']['cpus']} CPUs (shared), Python {result['machine']['python']}. "
         f"Skewed stream of {result['events']:,} events in 2 in-process "

@@ -702,10 +702,10 @@ class LogReplay:
 SPAN_ROWS = 1 << 16
 """Entries logged as columns a replay's :meth:`LogReplay.run` applies at once, at most:
 more at once is faster (fewer distinct vertices and edges per entry to write) but holds
-more memory while their effects are found (about 0.6 KB per entry). Replaying the skewed
-600 k-event stream's 1.2 M entries (``bench/results/bulk_replay.md``) with 2^16 took about
-3 s of CPU and 175 MB peak, a span at a time 5.3 s and 133 MB, 2^18 at once 2 s and
-265 MB."""
+more memory while their effects are found (about 0.6 KB per entry). In one measurement
+on a loaded machine, replaying the skewed 600 k-event stream's 1.2 M entries
+(``bench/results/bulk_replay.md``) with 2^16 took about 2.8 s of CPU and 175 MB peak, a
+span at a time 5.3 s and 133 MB, 2^18 at once 2.0 s and 265 MB."""
 
 
 def _drain(calls: Iterator[Any]) -> None:
