@@ -377,7 +377,72 @@ def local_ingest(file: str, fmt: str, shards: int, workdir: str) -> dict[str, An
     return {"seconds": seconds, "cpu_seconds": cpu, "edges": edges}
 
 
+def replay_log(
+    log_dir: str, shards: int, at: float, repeat: int, profile: int = 0
+) -> dict[str, Any]:
+    """CPU seconds (median of ``repeat``) of replaying every shard log of ``log_dir``:
+    the whole log with incoming edges from no checkpoint (``full``), a cut at ``at`` as a
+    snapshot rebuilds it (``cut``: newest usable checkpoint, no incoming edges) and a
+    shard's recovery (``recovery``: ``ShardCore`` reopened over the log). With
+    ``profile``, the cProfile top ``profile`` lines (by own time) of one ``full``."""
+    import cProfile
+    import io
+    import pstats
+
+    from shards.core import ShardCore
+    from shards.logstore import RocksLogStore
+    from shards.replay import LogReplay, read_cursor
+    from snapshot.reconstruct import rebuild_part
+
+    paths = [str(Path(log_dir) / f"shard-{k}") for k in range(shards)]
+
+    def full() -> int:
+        entries = 0
+        for path in paths:
+            store = RocksLogStore(path, read_only=True)
+            replay = LogReplay(store, checkpoint=False)
+            replay.run()
+            entries += replay.applied
+            store.close()
+        return entries
+
+    def cut() -> int:
+        entries = 0
+        for k, path in enumerate(paths):
+            store = RocksLogStore(path, read_only=True)
+            entries += rebuild_part(store, k, at=at).replayed
+            store.close()
+        return entries
+
+    def recovery() -> int:  # the entries after the newest checkpoint (or the floor)
+        entries = 0
+        for k, path in enumerate(paths):
+            store = RocksLogStore(path)
+            cursor = read_cursor(store)
+            start = min(LogReplay(store).start + 1, cursor.floor if cursor else 1)
+            entries += ShardCore(k, shards, store).worker_clock - start + 1
+            store.close()
+        return entries
+
+    result: dict[str, Any] = {}
+    for name, work in (("full", full), ("cut", cut), ("recovery", recovery)):
+        runs = []
+        for _ in range(repeat):
+            cpu = time.process_time()
+            entries = work()
+            runs.append(time.process_time() - cpu)
+        result[name] = {"cpu_seconds": statistics.median(runs), "runs": runs, "entries": entries}
+    if profile:
+        profiler = cProfile.Profile()
+        profiler.runcall(full)
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(profile)
+        result["profile"] = text.getvalue()
+    return result
+
+
 TASKS = {
+    "replay_log": replay_log,
     "local_ingest": local_ingest,
     "shard_ingest": shard_ingest,
     "source_side": source_side,

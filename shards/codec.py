@@ -167,6 +167,7 @@ import io
 import os
 import pickle
 import zlib
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
@@ -398,6 +399,12 @@ class EventBlock:
         rare.update(self.deleted, self.failed, self.dropped, self.edges)
         return sorted(rare)
 
+    def logged_spans(self) -> list[tuple[int, int, int]]:
+        """``(index of the first entry, count, first row)`` of each span of entries logged
+        as columns (format 5), rows of :attr:`logged_entries`; none for a block whose
+        entries are all rows (see :class:`ColumnsBlock`)."""
+        return []
+
     def messages(self) -> Iterator[tuple[int, int, int, Message]]:
         """``(index, dest shard, seq, message)`` of every message the block's entries sent,
         in send order."""
@@ -480,36 +487,200 @@ def _without(column: Sequence[Any], spans: Sequence[tuple[int, int]]) -> list[An
     return out
 
 
-def _spliced(
-    columns: list[Any], spans: list[tuple[int, int]], data: bytes, in_edges: bool
-) -> tuple[list[Any], list[int]]:
-    """The block's six entry columns with the entries logged as columns put back in
-    their spans (inverse of :func:`_without`), and the indices of those that created
-    their vertex."""
-    entries = TemporalEntries.from_ipc(data)
-    logged = entries.columns(in_edges)
-    made = np.flatnonzero(entries.flags & TEMPORAL_CREATED)
-    if len(made):
-        starts = np.repeat([start - done for start, done in _offsets(spans)], [c for _, c in spans])
-        made = made + starts[made]
-    out: list[list[Any]] = [[] for _ in columns]
+def _splice(
+    rows: Sequence[Sequence[Any]], spans: list[tuple[int, int]], logged: Sequence[Sequence[Any]]
+) -> list[tuple[Any, ...]]:
+    """Columns of a block's rows with the entries logged as columns put back in their
+    spans (inverse of :func:`_without`): ``logged[c]`` holds column ``c`` of those."""
+    out: list[list[Any]] = [[] for _ in rows]
     taken = at = done = 0
     for start, count in spans:
-        for whole, rows, extra in zip(out, columns, logged, strict=True):
-            if rows is not None:
-                whole.extend(rows[taken : taken + start - at])
-                whole.extend(extra[done : done + count])
+        if start < at or count < 0:
+            raise ValueError(f"span {(start, count)} after entry {at}")
+        for whole, column, extra in zip(out, rows, logged, strict=True):
+            whole.extend(column[taken : taken + start - at])
+            whole.extend(extra[done : done + count])
         taken += start - at
         at, done = start + count, done + count
-    if done != len(logged[0]):
+    if logged and done != len(logged[0]):
         raise ValueError(f"spans of {done} entries for {len(logged[0])} logged as columns")
-    for whole, rows in zip(out, columns, strict=True):
-        if rows is not None:
-            whole.extend(rows[taken:])
-    spliced = [
-        tuple(whole) if rows is not None else None for whole, rows in zip(out, columns, strict=True)
-    ]
-    return spliced, made.tolist()
+    for whole, column in zip(out, rows, strict=True):
+        whole.extend(column[taken:])
+    return [tuple(whole) for whole in out]
+
+
+_LAZY: Any = object()  # a column of a ColumnsBlock not made yet
+_SLOTS = {name: EventBlock.__dict__[name] for name in ("state", "edge", "ins")}
+
+
+class ColumnsBlock(EventBlock):
+    """An ``events`` block with entries logged as columns (format 5,
+    :class:`TemporalEntries`): the same block :class:`EventBlock` describes, entry for
+    entry, but its ``state``, ``edge`` and ``ins`` columns are made (with a dict per
+    entry) only when something reads them. ``vertex``, ``clock`` and ``time`` are spliced
+    at once (cheap). A replay that can apply a span wholly from the columns
+    (:meth:`logged_spans`, :attr:`logged_entries`, the rows between the spans through
+    :meth:`segment`) never makes them."""
+
+    __slots__ = ("logged_entries", "created_type", "_spans", "_rows", "_starts", "_before")
+
+    logged_entries: TemporalEntries
+    created_type: str | None
+    _spans: list[tuple[int, int]]
+    _rows: tuple[Sequence[Any], Sequence[Any], Sequence[Any] | None]
+    _starts: list[int]
+    _before: list[int]
+
+    def __init__(
+        self,
+        v: dict[str, Any],
+        rows: list[Any],
+        spans: list[tuple[int, int]],
+        entries: TemporalEntries,
+        created_type: str | None,
+        in_edges: bool,
+    ) -> None:
+        """The block of the decoded ``events`` value ``v`` whose six entry columns without
+        the spans are ``rows`` (``ins`` ``None`` unless ``in_edges``)."""
+        vertex, clock, time, state, edge, ins = rows
+        logged = [entries.vertex.tolist(), entries.clock.tolist(), entries.time.tolist()]
+        spliced = _splice([vertex, clock, time], spans, logged)
+        n = len(vertex)
+        if not len(clock) == len(time) == len(state) == len(edge) == n or (
+            ins is not None and len(ins) != n
+        ):
+            raise ValueError(f"columns of unequal length ({n} vertices)")
+        created = v.get("created", {})
+        made = np.flatnonzero(entries.flags & TEMPORAL_CREATED)
+        if len(made):
+            firsts = [start - done for start, done in _offsets(spans)]
+            made = made + np.repeat(firsts, [c for _, c in spans])[made]
+            created = dict(created)
+            created.update((i, created_type) for i in made.tolist())
+        super().__init__(
+            v["first"],
+            spliced[0],  # type: ignore[arg-type]
+            spliced[1],  # type: ignore[arg-type]
+            spliced[2],  # type: ignore[arg-type]
+            _LAZY,
+            _LAZY,
+            _LAZY if in_edges else None,
+            v["seq0"],
+            v.get("sends", b""),
+            v.get("edges", {}),
+            created,
+            v.get("deleted", []),
+            v.get("failed", {}),
+            v.get("dropped", {}),
+            v.get("late", {}),
+        )
+        self.logged_entries = entries
+        self.created_type = created_type
+        self._spans = spans
+        self._rows = (state, edge, ins)
+        offsets = _offsets(spans)
+        self._starts = [start for start, _ in spans]
+        self._before = [start - done for start, done in offsets]  # rows before each span
+
+    def logged_spans(self) -> list[tuple[int, int, int]]:
+        return [
+            (start, count, done)
+            for (start, count), (_, done) in zip(self._spans, _offsets(self._spans), strict=True)
+        ]
+
+    def _row(self, i: int) -> int | None:
+        """The index among the rows of entry ``i`` (``None``: it is logged as columns)."""
+        k = bisect_right(self._starts, i) - 1
+        if k < 0:
+            return i
+        start, count = self._spans[k]
+        if i < start + count:
+            return None
+        return i - start - count + self._before[k]
+
+    def segment(self, lo: int, hi: int) -> EventBlock:
+        """Entries ``lo .. hi-1``, none of them logged as columns, as a block of their own
+        (its first entry ``lo``; its messages left out)."""
+        row = self._row(lo)
+        if row is None or (hi > lo and self._row(hi - 1) != row + hi - 1 - lo):
+            raise ValueError(f"entries {lo}..{hi - 1} are not all rows")
+        state, edge, ins = self._rows
+        a, b = row, row + hi - lo
+
+        def shifted(found: dict[int, Any]) -> dict[int, Any]:
+            return {i - lo: x for i, x in found.items() if lo <= i < hi} if found else {}
+
+        return EventBlock(
+            self.first + lo,
+            self.vertex[lo:hi],
+            self.clock[lo:hi],
+            self.time[lo:hi],
+            state[a:b],  # type: ignore[arg-type]
+            edge[a:b],  # type: ignore[arg-type]
+            None if ins is None else ins[a:b],  # type: ignore[arg-type]
+            self.seq0,
+            b"",
+            shifted(self.edges),
+            shifted(self.created),
+            [i - lo for i in self.deleted if lo <= i < hi],
+            shifted(self.failed),
+            shifted(self.dropped),
+            shifted(self.late),
+        )
+
+    def edge_ops(self, i: int) -> tuple[Edge, ...]:
+        if _SLOTS["edge"].__get__(self) is _LAZY:
+            row = self._row(i)
+            if row is not None:  # a row's edge, without making the column
+                one = self._rows[1][row]
+                return (one,) if one is not None else self.edges.get(i, ())
+        return super().edge_ops(i)
+
+    def _make(self) -> None:
+        """Make the ``state``, ``edge`` and ``ins`` columns (a dict per entry)."""
+        state, edge, ins = self._rows
+        logged = self.logged_entries.columns(ins is not None)[3:]
+        if ins is None:
+            columns = _splice([state, edge], self._spans, logged[:2])
+            columns.append(None)  # type: ignore[arg-type]
+        else:
+            columns = _splice([state, edge, ins], self._spans, logged)
+        for name, column in zip(("state", "edge", "ins"), columns, strict=True):
+            _SLOTS[name].__set__(self, column)
+
+    def _column(self, name: str) -> Any:
+        value = _SLOTS[name].__get__(self)
+        if value is _LAZY:
+            self._make()
+            value = _SLOTS[name].__get__(self)
+        return value
+
+    @property
+    def state(self) -> list[dict[str, Any] | None]:
+        """Each entry's state changes (made on first read)."""
+        return self._column("state")  # type: ignore[no-any-return]
+
+    @state.setter
+    def state(self, value: list[dict[str, Any] | None]) -> None:
+        _SLOTS["state"].__set__(self, value)
+
+    @property
+    def edge(self) -> list[Edge | None]:
+        """Each entry's outgoing edge (made on first read)."""
+        return self._column("edge")  # type: ignore[no-any-return]
+
+    @edge.setter
+    def edge(self, value: list[Edge | None]) -> None:
+        _SLOTS["edge"].__set__(self, value)
+
+    @property
+    def ins(self) -> list[Edge | None] | None:
+        """Each entry's incoming edge (made on first read), ``None`` when decoded without."""
+        return self._column("ins")  # type: ignore[no-any-return]
+
+    @ins.setter
+    def ins(self, value: list[Edge | None] | None) -> None:
+        _SLOTS["ins"].__set__(self, value)
 
 
 def _offsets(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -556,13 +727,15 @@ def decode_events(data: bytes, in_edges: bool = True) -> EventBlock:
             _loads(v["in"]) if in_edges else None,
         ]
         temporal = v.get("temporal")
-        created = v.get("created", {})
         if temporal is not None:
-            spans, data, created_type = temporal
-            columns, made = _spliced(columns, spans, data, in_edges)
-            if made:
-                created = dict(created)
-                created.update((i, created_type) for i in made)
+            spans, logged, created_type = temporal
+            entries = TemporalEntries.from_ipc(logged)
+            block: EventBlock = ColumnsBlock(
+                v, columns, [tuple(span) for span in spans], entries, created_type, in_edges
+            )
+            if not len(block.vertex) or len(block.clock) != len(block.vertex):
+                raise ValueError(f"columns of unequal or no length ({len(block.vertex)} vertices)")
+            return block
         vertex, clock, time, state, edge, ins = columns
         block = EventBlock(
             v["first"],
@@ -575,7 +748,7 @@ def decode_events(data: bytes, in_edges: bool = True) -> EventBlock:
             v["seq0"],
             v.get("sends", b""),
             v.get("edges", {}),
-            created,
+            v.get("created", {}),
             v.get("deleted", []),
             v.get("failed", {}),
             v.get("dropped", {}),
@@ -950,6 +1123,150 @@ class TemporalEntries:
                 add_out((o, {"count": k, "first_ts": a, "last_ts": b}))
                 add_in(None)
         return vertex, clock, time, state, out_edge, (in_edge if in_edges else None)
+
+    def slice(self, start: int, stop: int) -> TemporalEntries:
+        """Rows ``start .. stop-1`` (views, no copy)."""
+        return TemporalEntries(*(getattr(self, c)[start:stop] for c in self.COLUMNS))
+
+    def take(self, rows: np.ndarray) -> TemporalEntries:
+        """The rows ``rows`` selects (a boolean mask or indices), in order."""
+        return TemporalEntries(*(getattr(self, c)[rows] for c in self.COLUMNS))
+
+    def effects(self, in_edges: bool = True) -> TemporalEffects | None:
+        """What applying the rows in order to the records of their vertices leaves, found
+        in numpy (a sort by vertex and one by edge, no Python per row): per vertex its
+        last clock and time and the last value of each state key the rows set, per edge
+        its last record (``None``: a row created its vertex after an earlier row of it,
+        which the rule never logs). Replaying them is the same as applying :meth:`columns`
+        entry by entry (see :class:`TemporalEffects`); the dicts of edge records are made
+        here, one per edge."""
+        n = len(self)
+        vertex, half, flags = self.vertex, self.half, self.flags
+        order = np.argsort(vertex, kind="stable")
+        ranked = vertex[order]
+        starts, ends = _runs(ranked[1:] != ranked[:-1], n)
+        group = np.empty(n, np.intp)
+        group[order] = np.repeat(np.arange(len(starts)), ends - starts)
+        first, last = order[starts], order[ends - 1]
+        made = (flags & TEMPORAL_CREATED) != 0
+        created = np.flatnonzero(made[first])
+        if len(created) != np.count_nonzero(made):
+            return None
+        created = created[np.argsort(first[created], kind="stable")]
+        owner = half == 0
+        target = ~owner
+        new = (flags & TEMPORAL_NEW) != 0
+        at_owner, at_target = owner.astype(np.int64), target.astype(np.int64)
+        specs = (  # each state key: the rows that set it and its values (_created's first)
+            (made | (owner & new), np.where(made, at_owner, self.degree)),
+            (made | (target & new), np.where(made, at_target, self.degree)),
+            (made | owner, np.where(made, at_owner, self.counter)),
+            (made | target, np.where(made, at_target, self.counter)),
+            ((flags & TEMPORAL_FIRST) != 0, self.touch),
+            ((flags & TEMPORAL_LAST) != 0, self.touch),
+        )
+        set_first = np.full((len(starts), len(specs)), -1, np.int64)  # row that first set it
+        found: list[tuple[np.ndarray, np.ndarray]] = []
+        for k, (sets, values) in enumerate(specs):
+            rows = order[sets[order]]  # by vertex, in order
+            ranked = group[rows]
+            lo, hi = _runs(ranked[1:] != ranked[:-1], len(rows))
+            vertices = group[rows[lo]]
+            set_first[vertices, k] = rows[lo]
+            found.append((vertices, values[rows[hi - 1]]))
+        # dict.update appends a key new to the state where an entry first set it: the keys in
+        # their usual order (that of _STATE_KEYS) append in that order, others need theirs
+        before = np.maximum.accumulate(set_first, axis=1)[:, :-1]
+        disordered = np.asarray(((set_first[:, 1:] >= 0) & (set_first[:, 1:] < before)).any(1))
+        keys: list[tuple[str, list[int], list[Any]]] = []
+        odd: dict[int, list[tuple[int, int, str, Any]]] = {}
+        for k, (key, (vertices, values)) in enumerate(zip(_STATE_KEYS, found, strict=True)):
+            bad = disordered[vertices]
+            if bad.any():
+                for j, row, value in zip(
+                    vertices[bad].tolist(),
+                    set_first[vertices[bad], k].tolist(),
+                    values[bad].tolist(),
+                    strict=True,
+                ):
+                    odd.setdefault(j, []).append((row, k, key, value))
+                vertices, values = vertices[~bad], values[~bad]
+            if len(vertices):
+                keys.append((key, vertices.tolist(), values.tolist()))
+        return TemporalEffects(
+            vertex[first].tolist(),
+            self.clock[last].tolist(),
+            self.time[last].tolist(),
+            created.tolist(),
+            keys,
+            [(j, [(key, value) for _, _, key, value in sorted(p)]) for j, p in odd.items()],
+            *self._edge_records(group, in_edges),
+        )
+
+    def _edge_records(self, group: np.ndarray, in_edges: bool) -> tuple[_EdgeRecords, ...]:
+        """Per edge (vertex, half, other) its last record, edges in the order of their
+        first row, as ``(vertex group, other, record)`` columns: the outgoing ones, then
+        the incoming ones (none unless ``in_edges``)."""
+        rows = np.arange(len(self)) if in_edges else np.flatnonzero(self.half == 0)
+        keys = self.vertex[rows], self.half[rows], self.other[rows]
+        rows = rows[np.lexsort((rows, *reversed(keys)))]  # by vertex, half, other, row
+        vertex, half, other = self.vertex[rows], self.half[rows], self.other[rows]
+        change = (vertex[1:] != vertex[:-1]) | (half[1:] != half[:-1])
+        lo, hi = _runs(change | (other[1:] != other[:-1]), len(rows))
+        by_first = np.argsort(rows[lo], kind="stable")
+        last = rows[hi[by_first] - 1]
+        out: list[_EdgeRecords] = []
+        for h in (0, 1):
+            at = last[self.half[last] == h]
+            records = [
+                {"count": n, "first_ts": a, "last_ts": b}
+                for n, a, b in zip(
+                    self.count[at].tolist(),
+                    self.first[at].tolist(),
+                    self.last[at].tolist(),
+                    strict=True,
+                )
+            ]
+            out.append((group[at].tolist(), self.other[at].tolist(), records))
+        return tuple(out)
+
+
+_STATE_KEYS = ("out_degree", "in_degree", "sent", "received", "first_ts", "last_ts")
+"""The state keys the temporal rule sets, in the order an entry's changes hold them."""
+
+_EdgeRecords = tuple[list[int], list[VertexId], list[dict[str, Any]]]
+
+
+class TemporalEffects(NamedTuple):
+    """What a run of :class:`TemporalEntries` leaves (:meth:`TemporalEntries.effects`):
+    its distinct ``vertex`` ids with their last ``clock`` and ``time``; ``created``, the
+    indices (into ``vertex``) of the vertices a row created, in the order they were
+    created; ``keys``, per state key ``(key, indices, last values)`` in the order an
+    entry's changes hold the keys, for the vertices whose keys were first set in that
+    order; ``disordered``, for the others, ``(index, [(key, last value), ...])`` in the
+    order the keys were first set; ``out`` and ``ins``, the last record of each outgoing
+    (incoming) edge as ``(indices, other ends, records)``, in the order the edges were
+    first set. Applying them in that order -- create, set the keys, set the edges --
+    leaves each record exactly as the rows entry by entry do: same values, types and key
+    order (``dict.update`` keeps a key where it is and appends a new one)."""
+
+    vertex: list[VertexId]
+    clock: list[int]
+    time: list[Any]
+    created: list[int]
+    keys: list[tuple[str, list[int], list[Any]]]
+    disordered: list[tuple[int, list[tuple[str, Any]]]]
+    out: _EdgeRecords
+    ins: _EdgeRecords
+
+
+def _runs(change: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and ends of the runs of equal values of a sorted column of ``n`` values
+    whose value changes after each position where ``change`` (``n - 1`` of them) is true."""
+    if not n:
+        return np.zeros(0, np.intp), np.zeros(0, np.intp)
+    cut = np.flatnonzero(change) + 1
+    return np.concatenate(([0], cut)), np.concatenate((cut, [n]))
 
 
 _NUMBERS = {pa.int8(): np.int8, pa.int64(): np.int64, pa.float64(): np.float64}
