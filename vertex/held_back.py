@@ -6,7 +6,7 @@ look at it, where the caller knows it will not need it.
 block ends they import again as usual. Two libraries chronoray uses pay for such a look at
 import time: pyarrow imports pandas before its first array (:mod:`vertex.arrow_pandas`),
 and numba's ``numba.np.arraymath`` imports ``scipy.linalg`` (0.3 s of CPU) to check
-whether BLAS is there (:func:`shards.temporal`'s import of numba).
+whether BLAS is there (:func:`shards.temporal._import_numba`).
 """
 
 from __future__ import annotations
