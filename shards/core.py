@@ -1550,7 +1550,7 @@ class ShardCore:
                 self.vector.merge(vector)
         floor = cursor.floor
         for block in replay.blocks(min(start + 1, floor)):
-            replay.apply(block)
+            replay.apply(block, pending=True)  # spans of several blocks applied together
             lo = max(start + 1 - block.first, 0)
             if lo < len(block.time):
                 self.max_time = max(self.max_time, *block.time[lo:])
@@ -1559,6 +1559,7 @@ class ShardCore:
                 box = self._outboxes[dest]
                 if block.first + i >= floor and seq > box.acked:
                     box.items.append((seq, msg, block.first + i))
+        replay.finish()
         self._vertices = replay.vertices
         self.edge_count = sum(len(r.out_edges) for r in self._vertices.values())
         self._wc = last_worker_clock(store)

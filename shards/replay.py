@@ -473,16 +473,26 @@ class LogReplay:
         distinct vertices and edges per entry to write."""
         with paused_gc():
             for block in self.blocks():
-                self._apply_block(block, self.start + 1)
-            self._apply_logged()
+                self.apply(block, pending=True)
+            self.finish()
         return self.vertices
 
-    def apply(self, block: EventBlock, first_wc: int | None = None) -> None:
+    def apply(
+        self, block: EventBlock, first_wc: int | None = None, *, pending: bool = False
+    ) -> None:
         """Apply the block's entries that are in the cut (from ``first_wc``, default:
         after the start checkpoint). Entries logged as columns are applied a span at a
         time from the columns (:meth:`_apply_logged`), unless the replay needs them one by
-        one (``only``, ``keep_states``); the rows between them as below."""
+        one (``only``, ``keep_states``); the rows between them as below. With
+        ``pending``, the block's last spans may wait to be applied together with the next
+        blocks' (as :meth:`run` does): :attr:`vertices` is then current only after
+        :meth:`finish`."""
         self._apply_block(block, self.start + 1 if first_wc is None else first_wc)
+        if not pending:
+            self._apply_logged()
+
+    def finish(self) -> None:
+        """Apply what :meth:`apply` left pending: :attr:`vertices` is current after it."""
         self._apply_logged()
 
     def _apply_block(self, block: EventBlock, first_wc: int) -> None:
