@@ -2,9 +2,9 @@
 checkout against ``--before`` (aaacfe1: every entry rebuilt as a row and applied one by
 one) -- CPU seconds, since the machine is shared.
 
-The graph: the skewed 600 k-event stream (:func:`bench.workloads.skewed_stream`, as
-:mod:`bench.stopped_snapshot` has it) ingested into 2 in-process shards with RocksDB logs
-(the runtime's shard checkpoints). Both trees read the same logs, in fresh processes,
+The graph: the skewed 600 k-event stream ingested into 2 in-process shards with RocksDB
+logs (:func:`bench.workloads.skewed_graph`, as :mod:`bench.stopped_snapshot` has it; the
+runtime's shard checkpoints). Both trees read the same logs, in fresh processes,
 trials alternating (:func:`bench.baseline.measure`, task ``replay_log`` of
 :mod:`bench.probe`): the whole log with incoming edges from no checkpoint (``full``),
 the cut at the middle of the stream's time span a snapshot rebuilds (``cut``) and a
@@ -20,13 +20,12 @@ import argparse
 import shutil
 import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from bench.baseline import measure, tree
 from bench.report import machine, write_results
-from bench.workloads import skewed_stream, write_snap
+from bench.workloads import skewed_graph
 
 RESULTS = Path(__file__).parent / "results"
 KINDS = {
@@ -44,7 +43,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--trials", type=int, default=3, help="Probe processes per tree.")
     parser.add_argument("--repeat", type=int, default=2, help="Runs per kind per process.")
     args = parser.parse_args(argv)
-    import chronoray as cr
     from shards.codec import ColumnsBlock
     from shards.logstore import RocksLogStore
     from shards.replay import LogReplay
@@ -52,15 +50,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bulk-replay-"))
     trees = {"before": tree(args.before), "now": tree(None)}
     try:
-        stream = skewed_stream(args.events, edges=max(args.events * 58 // 600, 100))
-        path = workdir / "skewed.txt"
-        write_snap(path, stream)
-        at = float((stream[0][2] + stream[-1][2]) // 2)
-        log_dir = workdir / "graph"
-        started = time.perf_counter()
-        with cr.GraphCluster(runtime="local", num_shards=2, log_dir=str(log_dir)) as graph:
-            graph.ingest(cr.SnapEdgeSource(path))
-        ingest_seconds = time.perf_counter() - started
+        _, at, log_dir, ingest_seconds = skewed_graph(workdir, args.events)
         entries = as_columns = 0
         for k in range(2):
             store = RocksLogStore(log_dir / f"shard-{k}", read_only=True)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from bench.baseline import tree
 from bench.report import machine, write_results
-from bench.workloads import skewed_stream, write_snap
+from bench.workloads import skewed_graph
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -91,20 +91,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--trials", type=int, default=3, help="Trials per command.")
     parser.add_argument("--profile-lines", type=int, default=30, help="Profile lines shown.")
     args = parser.parse_args(argv)
-    import chronoray as cr
 
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-stopped-"))
     trees = {"now": tree(None), "before": tree(args.before)}
     try:
-        stream = skewed_stream(args.events, edges=max(args.events * 58 // 600, 100))
-        path = workdir / "skewed.txt"
-        write_snap(path, stream)
-        at = float((stream[0][2] + stream[-1][2]) // 2)
-        log_dir = workdir / "graph"
-        started = time.perf_counter()
-        with cr.GraphCluster(runtime="local", num_shards=2, log_dir=str(log_dir)) as graph:
-            graph.ingest(cr.SnapEdgeSource(path))
-        ingest_seconds = time.perf_counter() - started
+        path, at, log_dir, ingest_seconds = skewed_graph(workdir, args.events)
         times: dict[str, list[float]] = {"now": [], "before": [], "scan": []}
         cpu: dict[str, list[float]] = {"now": [], "before": [], "scan": []}
         built: dict[str, list[float]] = {"now": [], "before": []}

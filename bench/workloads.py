@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple
 
 from vertex import Context, Update, Vertex
 
 __all__ = [
     "HopVertex",
     "RingVertex",
+    "SkewedGraph",
+    "skewed_graph",
     "ring_seed",
     "skewed_stream",
     "topology_target",
@@ -110,6 +114,32 @@ def write_snap(path: Any, edges: list[tuple[int, int, int]]) -> None:
     """Write ``(src, dst, ts)`` edges as a SNAP temporal edge list (``SRC DST TS`` lines)."""
     with open(path, "w") as f:
         f.writelines(f"{s} {d} {t}\n" for s, d, t in edges)
+
+
+class SkewedGraph(NamedTuple):
+    """A stopped graph of the skewed stream (:func:`skewed_graph`)."""
+
+    path: Path  # the stream as a SNAP file
+    at: float  # the middle of its time span
+    log_dir: Path  # the graph's logs (2 shards, RocksDB)
+    ingest_seconds: float
+
+
+def skewed_graph(workdir: Path, events: int) -> SkewedGraph:
+    """The skewed stream of ``events`` events (:func:`skewed_stream`, hubs of >= 10 k
+    edges at 600 k) written as ``workdir/skewed.txt`` and ingested in process into 2 shards
+    with RocksDB logs under ``workdir/graph``, then closed."""
+    import chronoray as cr
+
+    stream = skewed_stream(events, edges=max(events * 58 // 600, 100))
+    path = workdir / "skewed.txt"
+    write_snap(path, stream)
+    log_dir = workdir / "graph"
+    started = time.perf_counter()
+    with cr.GraphCluster(runtime="local", num_shards=2, log_dir=str(log_dir)) as graph:
+        graph.ingest(cr.SnapEdgeSource(path))
+    at = float((stream[0][2] + stream[-1][2]) // 2)
+    return SkewedGraph(path, at, log_dir, time.perf_counter() - started)
 
 
 def topology_target(topology: str, vertex: int, hops: int, token: int, n: int, seed: int) -> int:
