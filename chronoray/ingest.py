@@ -254,7 +254,7 @@ class FeedPump:
                         self.feed.offer_batch(update, self._send_all)
                     else:
                         self._send_all(self.feed.offer(update))
-                    self._send_all(self.feed.due(time.monotonic()))
+                    self._send_due()
                     self._last_read = time.monotonic()  # sending (waiting for room) is not idling
                 if self.feed.read >= next_tick:
                     tick(self.feed.read)

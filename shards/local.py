@@ -300,18 +300,23 @@ class LocalRuntime:
             run.last_read = self.clock()
             if isinstance(update, UpdateBatch):
                 feed.offer_batch(update, partial(self._send, feed))
-                self._send(feed, feed.due(self.clock()))
+                self._send_due(feed)
                 return True  # a batch is a turn
             self._send(feed, feed.offer(update))
-            self._send(feed, feed.due(self.clock()))
+            self._send_due(feed)
             if n == chunk:
                 return True
         self._send(feed, feed.end())
         return True
 
+    def _send_due(self, feed: SourceFeed) -> None:
+        """Send the batches whose updates waited the feed's linger (:meth:`SourceFeed.due`),
+        unless the feed is at a barrier."""
+        if feed.barrier is None:
+            self._send(feed, feed.due(self.clock()))
+
     def _idle(self, run: _Running) -> None:
-        if run.feed.barrier is None:
-            self._send(run.feed, run.feed.due(self.clock()))
+        self._send_due(run.feed)
         if self.clock() - run.last_read >= run.idle_timeout:
             self._do(self.coordinator.handle(SourceIdle(run.feed.source)))
             self._settle()
