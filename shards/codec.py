@@ -1073,23 +1073,24 @@ class TemporalEntries:
 
     def keys(self) -> tuple[list[str], list[str]]:
         """The state keys and the outgoing-edge keys the entries set (what a schema notes)."""
-        owner, target = self.half == 0, self.half == 1
-        flags = self.flags
-        new = (flags & TEMPORAL_NEW) != 0
-        created = bool(((flags & TEMPORAL_CREATED) != 0).any())
-        state = [
-            key
-            for key, present in (
-                ("out_degree", created or (owner & new).any()),
-                ("in_degree", created or (target & new).any()),
-                ("sent", created or owner.any()),
-                ("received", created or target.any()),
-                ("first_ts", ((flags & TEMPORAL_FIRST) != 0).any()),
-                ("last_ts", ((flags & TEMPORAL_LAST) != 0).any()),
-            )
-            if present
-        ]
-        return state, (["count", "first_ts", "last_ts"] if owner.any() else [])
+        state = [key for key, sets in zip(_STATE_KEYS, self._setters(), strict=True) if sets.any()]
+        return state, (["count", "first_ts", "last_ts"] if (self.half == 0).any() else [])
+
+    def _setters(self) -> tuple[np.ndarray, ...]:
+        """Per state key of :data:`_STATE_KEYS`, the rows that set it (a mask): an entry that
+        created its vertex sets the four counters; otherwise the owner's half its
+        ``out_degree`` (a new edge) and ``sent``, the target's its ``in_degree`` (a new edge)
+        and ``received``; ``first_ts`` and ``last_ts`` where the flags say."""
+        flags, owner = self.flags, self.half == 0
+        made, new, target = (flags & TEMPORAL_CREATED) != 0, (flags & TEMPORAL_NEW) != 0, ~owner
+        return (
+            made | (owner & new),
+            made | (target & new),
+            made | owner,
+            made | target,
+            (flags & TEMPORAL_FIRST) != 0,
+            (flags & TEMPORAL_LAST) != 0,
+        )
 
     def columns(self, in_edges: bool = True) -> tuple[Any, ...]:
         """The rows as the row path logs them, as the six columns of an
@@ -1153,18 +1154,16 @@ class TemporalEntries:
         if len(created) != np.count_nonzero(made):
             return None
         created = created[np.argsort(first[created], kind="stable")]
-        owner = half == 0
-        target = ~owner
-        new = (flags & TEMPORAL_NEW) != 0
-        at_owner, at_target = owner.astype(np.int64), target.astype(np.int64)
-        specs = (  # each state key: the rows that set it and its values (_created's first)
-            (made | (owner & new), np.where(made, at_owner, self.degree)),
-            (made | (target & new), np.where(made, at_target, self.degree)),
-            (made | owner, np.where(made, at_owner, self.counter)),
-            (made | target, np.where(made, at_target, self.counter)),
-            ((flags & TEMPORAL_FIRST) != 0, self.touch),
-            ((flags & TEMPORAL_LAST) != 0, self.touch),
+        at_owner, at_target = (half == 0).astype(np.int64), (half != 0).astype(np.int64)
+        key_values = (  # each state key's values (_created's where the row created its vertex)
+            np.where(made, at_owner, self.degree),
+            np.where(made, at_target, self.degree),
+            np.where(made, at_owner, self.counter),
+            np.where(made, at_target, self.counter),
+            self.touch,
+            self.touch,
         )
+        specs = tuple(zip(self._setters(), key_values, strict=True))
         set_first = np.full((len(starts), len(specs)), -1, np.int64)  # row that first set it
         found: list[tuple[np.ndarray, np.ndarray]] = []
         for k, (sets, values) in enumerate(specs):
