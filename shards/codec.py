@@ -5,15 +5,17 @@ clocks, shard checkpoints, the cursor, the checkpoint list, the schema and the m
 is made and read here. The manifest records :data:`FORMAT_VERSION`; a log of another
 version is refused with :class:`LogFormatError` (it names the path's version and this one;
 for format 2, the command that converts it: ``chronoray upgrade-log``, see
-:mod:`shards.upgrade`). Logs of formats 3 and 4 are read as they are: every value of
+:mod:`shards.upgrade`). Logs of formats 3, 4 and 5 are read as they are: every value of
 format 3 is a value of format 4 (which only adds ``commands`` runs logged as columns,
-below), and every value of format 4 one of format 5 (which only adds ``events`` entries
-logged as columns, ``temporal`` below). A shard that opens a log of an older format to
-write to it first gives it the manifest of format 5 (one atomic write, before anything of
-format 5 is written), so an older chronoray refuses it rather than misreading it;
-``chronoray upgrade-log`` does the same to such a log without writing anything else.
+below), every value of format 4 one of format 5 (which only adds ``events`` entries
+logged as columns, ``temporal`` below), and every value of format 5 one of format 6
+(which only adds ``commands`` runs merged from several channels, below). A shard that
+opens a log of an older format to write to it first gives it the manifest of format 6
+(one atomic write, before anything of format 6 is written), so an older chronoray refuses
+it rather than misreading it; ``chronoray upgrade-log`` does the same to such a log
+without writing anything else.
 
-Format 5, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
+Format 6, for a plain reader (Python with ``rocksdict``, ``zlib`` and ``pyarrow``)
 --------------------------------------------------------------------------------
 The log is a RocksDB database (see :mod:`shards.logstore`): column families ``events``,
 ``commands``, ``clocks`` and ``checkpoints`` keyed by an 8-byte big-endian unsigned integer,
@@ -33,10 +35,12 @@ the readers of :mod:`shards.replay` and the shard's recovery add the log's path,
 and the shard. The checksum covers the value, not its key: readers check that a block's
 extent (and a checkpoint's worker clock) matches its key.
 
-Format 4 is format 5 without entries logged as columns (``temporal``), with ``"format":
-4`` in the manifest; format 3 is format 4 without runs logged as columns, with
-``"format": 3``; format 2 is format 3 without the frames (each value the bare payload) and with
-``"format": 2``; format 1 wrote whole vertices (refused: re-ingest).
+Format 5 is format 6 without merged runs (a ``commands`` run's channel is always a
+string), with ``"format": 5`` in the manifest; format 4 is format 5 without entries
+logged as columns (``temporal``), with ``"format": 4``; format 3 is format 4 without
+runs logged as columns, with ``"format": 3``; format 2 is format 3 without the frames
+(each value the bare payload) and with ``"format": 2``; format 1 wrote whole vertices
+(refused: re-ingest).
 
 One ``ShardCore.handle`` call writes one *block* to each of ``events``, ``commands`` and
 ``clocks``, all three under the key of the block's **last worker clock** (so a range scan
@@ -127,6 +131,13 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     props)`` stands for the item ``(p, (K_UPDATE, v, None, ("message", None, props,
     None), t))`` (:class:`MessageRun`).
 
+    A *merged* run (format 6) holds the items of several source channels that a shard
+    merged by event time (``(time, channel)``, each channel's items in its order): its
+    ``channel`` is a tuple of channel names instead of one, and its ``items`` an edge or
+    message run's ``bytes`` as above with one more column, ``channel`` (int32): row
+    ``i``'s item came from channel ``channels[channel[i]]``. Positions are then those of
+    each row's own channel (:class:`Channels`).
+
 ``clocks`` block header (a dict): ``first``; ``min_time``/``max_time`` of its entries'
     times; ``frontier`` (the source frontier the shard had been told); ``vectors`` (list
     of ``(worker clock, vector clock)``: from that entry on, the shard's vector clock over
@@ -138,7 +149,7 @@ length, entry ``i`` has worker clock ``first + i``). The payloads:
     vertex columns ``vertex``, ``type``, ``state``, ``out`` (edge dicts), ``in`` (a pickle
     of the column of incoming-edge dicts), ``clock``, ``time``.
 
-``meta``: ``manifest`` = ``{"format": 5, "shard": k, "num_shards": n}``; ``schema`` =
+``meta``: ``manifest`` = ``{"format": 6, "shard": k, "num_shards": n}``; ``schema`` =
     ``{"ids": kind, "vertex": {state key: kind}, "edge": {edge property: kind}}``, the
     kind (``"int"``, ``"float"``, ``"bool"``, ``"str"`` or ``"json"``) of every value the
     log ever recorded under that key (ints and floats together are ``"float"``, other
@@ -170,6 +181,7 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, ClassVar, NamedTuple, Self
 
@@ -185,6 +197,7 @@ __all__ = [
     "EdgeRun",
     "MessageRun",
     "run_from_ipc",
+    "Channels",
     "FORMAT_VERSION",
     "READABLE_VERSIONS",
     "UPGRADABLE_VERSION",
@@ -244,10 +257,10 @@ __all__ = [
     "update_from_plain",
 ]
 
-FORMAT_VERSION = 5
-READABLE_VERSIONS = (3, 4, 5)
+FORMAT_VERSION = 6
+READABLE_VERSIONS = (3, 4, 5, 6)
 """Formats read as they are: every value of format 3 is a value of format 4, every value
-of format 4 one of format 5."""
+of format 4 one of format 5, every value of format 5 one of format 6."""
 UPGRADABLE_VERSION = 2
 """The one older format :mod:`shards.upgrade` converts (``chronoray upgrade-log``)."""
 MANIFEST_KEY = "manifest"
@@ -794,6 +807,7 @@ class CommandEntry(NamedTuple):
 _ADD_EDGE = UpdateKind.ADD_EDGE.value
 _IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")
 _RUN_KEY = b"chronoray.run"  # schema metadata naming a logged run's class (absent: edges)
+_CHANNEL = "channel"  # a merged run's column of channel indexes (format 6)
 
 
 class _ColumnRun:
@@ -875,14 +889,19 @@ class _ColumnRun:
             props = pa.concat_arrays([r.props for r in runs])
         return cls(*columns, props)  # type: ignore[call-arg]
 
-    def to_ipc(self) -> bytes:
+    def to_ipc(self, channel: np.ndarray | None = None) -> bytes:
         """The run as an Arrow IPC stream of one record batch, zstd-compressed (its
-        schema names the run's class, but for edges: the form logs of format 4 have)."""
+        schema names the run's class, but for edges: the form logs of format 4 have);
+        ``channel``: a merged run's channel index per row (:class:`Channels`), logged as
+        the column ``channel``."""
         columns = [_arrow_of(c) for c in self._columns()]
         names = list(self.COLUMNS)
         if self.props is not None:
             columns.append(self.props)
             names.append("props")
+        if channel is not None:
+            columns.append(_arrow_of(channel.astype(np.int32, copy=False)))
+            names.append(_CHANNEL)
         metadata = None if self.KIND is None else {_RUN_KEY: self.KIND}
         return _ipc_bytes(columns, names, metadata)
 
@@ -1324,10 +1343,44 @@ def _ipc_bytes(
 
 def run_from_ipc(data: bytes) -> EdgeRun | MessageRun:
     """A run logged as columns (:meth:`EdgeRun.to_ipc`, :meth:`MessageRun.to_ipc`)."""
+    return _run_and_channels(data)[0]
+
+
+def _run_and_channels(data: bytes) -> tuple[EdgeRun | MessageRun, np.ndarray | None]:
+    """A run logged as columns and, for a merged run, its ``channel`` column."""
     table = pa.ipc.open_stream(data).read_all().combine_chunks()
     kind = (table.schema.metadata or {}).get(_RUN_KEY)
     run_class: type[EdgeRun | MessageRun] = MessageRun if kind == MessageRun.KIND else EdgeRun
-    return run_class._from_table(table)
+    channel = None
+    if _CHANNEL in table.schema.names:
+        channel = _numpy_of(table.column(_CHANNEL).combine_chunks())
+    return run_class._from_table(table), channel
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Channels:
+    """The source channels of a *merged* run: rows of several channels' runs in their
+    merge order (``(time, channel)``, each channel's rows in its own order), row ``i``
+    from channel ``names[index[i]]`` (format 6). A shard logs the run once, with this
+    index as a column, instead of one run per stretch of rows of one channel.
+
+    >>> Channels(("src:a", "src:b"), np.array([0, 1, 1, 0])).last_rows()
+    [('src:a', 3), ('src:b', 2)]
+    """
+
+    names: tuple[str, ...]
+    index: np.ndarray
+
+    def last_rows(self) -> list[tuple[str, int]]:
+        """Each channel with rows in the run, and the index of its last row."""
+        present, first = np.unique(self.index[::-1], return_index=True)
+        last = (len(self.index) - 1 - first).tolist()
+        return [(self.names[c], r) for c, r in zip(present.tolist(), last, strict=True)]
+
+    def row_names(self) -> list[str]:
+        """Each row's channel name."""
+        names = self.names
+        return [names[i] for i in self.index.tolist()]
 
 
 def earliest_time(items: Sequence[tuple[int, Message]]) -> float:
@@ -1359,19 +1412,39 @@ def run_message(half: int, vertex: VertexId, other: VertexId, props: Any, ts: An
     return (K_IN_EDGE, vertex, other, (_ADD_EDGE, props), ts)
 
 
-Run = tuple[str, "list[tuple[int, Message]] | EdgeRun | MessageRun"]
-"""A run of a ``commands`` block: its channel and its items (or their columns)."""
+Run = tuple["str | Channels", "list[tuple[int, Message]] | EdgeRun | MessageRun"]
+"""A run of a ``commands`` block: its channel and its items (or their columns); a run
+merged from several channels has their :class:`Channels` (and is columns)."""
 
 
 def encode_commands(first: int, runs: list[Run]) -> bytes:
     """One ``commands`` value from the runs of ``(position, message)`` items applied per
     channel, in order (messages are plain tuples already: nothing to convert); a run
-    taken as columns is logged as its columns (:meth:`EdgeRun.to_ipc`)."""
-    logged = [
-        (channel, items.to_ipc() if isinstance(items, EdgeRun | MessageRun) else items)
-        for channel, items in runs
-    ]
-    return frame_value(_dumps({"first": first, "runs": logged}, _PROTOCOL))
+    taken as columns is logged as its columns (:meth:`EdgeRun.to_ipc`), a merged run
+    with its channel index (format 6)."""
+    return frame_value(_dumps({"first": first, "runs": list(map(_logged, runs))}, _PROTOCOL))
+
+
+def _logged(run: Run) -> tuple[str | tuple[str, ...], Any]:
+    channel, items = run
+    if isinstance(channel, Channels):
+        assert isinstance(items, EdgeRun | MessageRun), "a merged run is columns"
+        return channel.names, items.to_ipc(channel.index)
+    return channel, items.to_ipc() if isinstance(items, EdgeRun | MessageRun) else items
+
+
+def _run_items(
+    channel: str | tuple[str, ...], logged: Any
+) -> Iterator[tuple[str, tuple[int, Message]]]:
+    """A logged run's ``(channel, item)`` pairs, in order."""
+    if type(logged) is not bytes:
+        assert isinstance(channel, str)
+        return zip(repeat(channel), logged)
+    run, index = _run_and_channels(logged)
+    if index is None:
+        assert isinstance(channel, str)
+        return zip(repeat(channel), run.items())
+    return zip(Channels(tuple(channel), index).row_names(), run.items(), strict=True)
 
 
 def decode_commands(data: bytes) -> list[CommandEntry]:
@@ -1383,10 +1456,11 @@ def decode_commands(data: bytes) -> list[CommandEntry]:
     out = []
     try:
         wc = v["first"]
-        for channel, logged in v["runs"]:
-            source = channel.removeprefix("src:")
-            items = run_from_ipc(logged).items() if type(logged) is bytes else logged
-            for position, (kind, vid, sender, payload, ts) in items:
+        for run_channel, logged in v["runs"]:
+            for channel, (position, (kind, vid, sender, payload, ts)) in _run_items(
+                run_channel, logged
+            ):
+                source = channel.removeprefix("src:")
                 if kind == K_UPDATE:
                     u_kind, dst, props, vtype = payload[:4]
                     payload = (u_kind, vid, ts, dst, props, vtype, source, position)

@@ -55,11 +55,13 @@ from __future__ import annotations
 import math
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from types import MappingProxyType
 from typing import Any
+
+import numpy as np
 
 from shards.blocks import BlockWriter, SchemaTracker
 from shards.clocks import VectorClock
@@ -77,6 +79,7 @@ from shards.codec import (
     K_UPDATE,
     K_USER,
     SCHEMA_KEY,
+    Channels,
     CheckpointColumns,
     Cursor,
     EdgeRun,
@@ -236,10 +239,43 @@ class Batch:
 
 @dataclass(slots=True)
 class _Queue:
-    """A source channel's items taken and waiting to be merged (see ``_merge``)."""
+    """A source channel's items taken and waiting to be merged (see ``_merge``): as
+    ``(position, message)`` items, or -- while only columns came -- as the column runs."""
 
     halves: bool
     items: deque[tuple[int, Message]] = field(default_factory=deque)
+    runs: list[EdgeRun | MessageRun] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.items) + sum(map(len, self.runs))
+
+    def head_time(self) -> Any:
+        """The event time of the first waiting item."""
+        return self.items[0][1][4] if self.items else self.runs[0].time[0].item()
+
+    def add_items(self, items: list[tuple[int, Message]]) -> None:
+        """Queue items after what waits (columns waiting become items first)."""
+        self.as_items()
+        self.items.extend(items)
+
+    def add_run(self, run: EdgeRun | MessageRun) -> None:
+        """Queue a column run after what waits (as its items if items wait)."""
+        if self.items:
+            self.items.extend(run.items())
+        else:
+            self.runs.append(run)
+
+    def as_items(self) -> None:
+        """Turn the waiting column runs into their items (for the row merge)."""
+        for run in self.runs:
+            self.items.extend(run.items())
+        self.runs.clear()
+
+    def run(self) -> EdgeRun | MessageRun:
+        """The waiting column runs as one (the queue holds columns only)."""
+        if len(self.runs) > 1:
+            self.runs[:] = [type(self.runs[0]).concat(self.runs)]  # type: ignore[arg-type]
+        return self.runs[0]
 
     def take_before(self, limit: tuple[float, str], channel: str) -> list[tuple[int, Message]]:
         """The leading items whose ``(time, channel)`` is below ``limit`` (a channel's
@@ -253,6 +289,17 @@ class _Queue:
         while items and (items[0][1][4], channel) < limit:
             taken.append(items.popleft())
         return taken
+
+
+def _mergeable_columns(queues: Iterable[_Queue]) -> bool:
+    """Whether the queues hold column runs only, all of one kind (class, time type,
+    halves and properties' type): what :meth:`ShardCore._merge_columns` merges."""
+    kinds = {
+        (type(run), run.time.dtype, q.halves, None if run.props is None else run.props.type)
+        for q in queues
+        for run in (() if q.items else q.runs)
+    }
+    return len(kinds) == 1 and all(not q.items for q in queues)
 
 
 _NO_LIMIT = (math.inf, "")
@@ -449,7 +496,7 @@ class ShardCore:
         (``inf`` if none): no entry with an earlier time can still appear from them."""
         times = [msg[4] for box in self._outboxes for _, msg, _ in box.items]
         times += [b.earliest() for w in self._reorder.values() for b in w.values()]
-        times += [queue.items[0][1][4] for queue in self._queued.values()]
+        times += [queue.head_time() for queue in self._queued.values()]
         return min(times, default=math.inf)
 
     def pending_total(self) -> int:
@@ -579,11 +626,14 @@ class ShardCore:
         released: list[tuple[int, int, Message, int]],
     ) -> int:
         """Queue a source's items and merge the queues (:meth:`_merge`)."""
+        self._queue(channel, halves).add_items(items)
+        return self._merge(block, released)
+
+    def _queue(self, channel: str, halves: bool) -> _Queue:
         queue = self._queued.get(channel)
         if queue is None:
             queue = self._queued[channel] = _Queue(halves)
-        queue.items.extend(items)
-        return self._merge(block, released)
+        return queue
 
     def _take_columns(
         self,
@@ -594,15 +644,16 @@ class ShardCore:
         released: list[tuple[int, int, Message, int]],
     ) -> tuple[int, int]:
         """Take a source batch of columns: duplicates cut on the positions, then run as
-        columns when nothing needs its items -- no other source queued or gated (the
-        merge would run it whole at once anyway) -- else its items join the queue."""
+        columns when nothing needs merging -- no other source queued or gated (the merge
+        would run it whole at once anyway) -- else the run joins its channel's queue."""
         fresh = columns.after(self._received(channel))
         duplicates = len(columns) - len(fresh)
         if not len(fresh):
             return 0, duplicates
         self.received[channel] = fresh.last_position
         if self.gate is not None or self._queued:
-            return self._enqueue(channel, fresh.items(), halves, block, released), duplicates
+            self._queue(channel, halves).add_run(fresh)
+            return self._merge(block, released), duplicates
         return self._run_columns(channel, fresh, halves, block, released), duplicates
 
     def set_gate(self, gate: Mapping[str, Promise] | None) -> Outcome:
@@ -636,6 +687,10 @@ class ShardCore:
         source in event-time order, the same order on any shard count. Returns the
         executions."""
         queues = self._queued
+        if _mergeable_columns(queues.values()):
+            return self._merge_columns(block, released)
+        for queue in queues.values():
+            queue.as_items()
         executed = 0
         while queues:
             channel = min(queues, key=lambda c: (queues[c].items[0][1][4], c))
@@ -648,19 +703,64 @@ class ShardCore:
             executed += self._run(channel, items, queue.halves, block, released)
         return executed
 
+    def _merge_columns(
+        self, block: BlockWriter | None, released: list[tuple[int, int, Message, int]]
+    ) -> int:
+        """:meth:`_merge` where every queue holds column runs of one kind: the rows of all
+        queues sorted by ``(time, channel)`` (each channel's in its order) in numpy, and
+        the longest prefix no promise holds back run as one run -- merged from several
+        channels (:class:`~shards.codec.Channels`) where it holds rows of several. The
+        same executions in the same order as the row merge, without an item per row."""
+        queues = self._queued
+        names = sorted(queues)
+        halves = queues[names[0]].halves
+        runs = [queues[c].run() for c in names]
+        lengths = [len(r) for r in runs]
+        index = np.repeat(np.arange(len(names), dtype=np.int32), lengths)
+        times = np.concatenate([r.time for r in runs])
+        order = np.lexsort((index, times))  # stable: a channel's rows keep their order
+        index, times = index[order], times[order]
+        held = np.zeros(len(order), dtype=bool)
+        for i, channel in enumerate(names):
+            limit, by = self._gate_limit(channel)
+            if limit != math.inf:
+                late = (times > limit) | ((times == limit) & (channel >= by))
+                held |= (index == i) & late
+        stop = int(np.argmax(held)) if held.any() else len(order)
+        if not stop:
+            return 0
+        taken = np.bincount(index[:stop], minlength=len(names))
+        for channel, run, count in zip(names, runs, taken.tolist(), strict=True):
+            if count == len(run):
+                del queues[channel]
+            elif count:
+                queues[channel].runs[:] = [run.slice(count, len(run))]
+        if np.count_nonzero(taken) == 1:
+            i = int(np.argmax(taken))
+            return self._run_columns(names[i], runs[i].slice(0, stop), halves, block, released)
+        merged = type(runs[0]).concat(runs).take(order[:stop])  # type: ignore[arg-type]
+        channels = Channels(tuple(names), index[:stop])
+        return self._run_columns(channels, merged, halves, block, released)
+
     def _limit(self, channel: str) -> tuple[float, str]:
         """The smallest ``(time, channel)`` key another source may still bring here: the
         heads of their queues and their promises."""
         keys = [(q.items[0][1][4], c) for c, q in self._queued.items() if c != channel]
+        keys.append(self._gate_limit(channel))
+        return min(keys)
+
+    def _gate_limit(self, channel: str) -> tuple[float, str]:
+        """The smallest ``(time, channel)`` key another source's promise allows here."""
         gate = self.gate
-        if gate is not None:
-            shard, received = self.shard_id, self._received
-            keys += [(p.on(shard, received(c)), c) for c, p in gate.items() if c != channel]
+        if gate is None:
+            return _NO_LIMIT
+        shard, received = self.shard_id, self._received
+        keys = [(p.on(shard, received(c)), c) for c, p in gate.items() if c != channel]
         return min(keys, default=_NO_LIMIT)
 
     def _run(
         self,
-        channel: str,
+        channel: str | Channels,
         items: list[tuple[int, Message]],
         halves: bool,
         block: BlockWriter | None,
@@ -780,7 +880,7 @@ class ShardCore:
 
     def _run_message_columns(
         self,
-        channel: str,
+        channel: str | Channels,
         run: MessageRun,
         halves: bool,
         block: BlockWriter | None,
@@ -822,7 +922,7 @@ class ShardCore:
 
     def _run_columns(
         self,
-        channel: str,
+        channel: str | Channels,
         run: EdgeRun | MessageRun,
         halves: bool,
         block: BlockWriter | None,
@@ -858,7 +958,7 @@ class ShardCore:
 
     def _run_temporal(
         self,
-        channel: str,
+        channel: str | Channels,
         run: EdgeRun,
         block: BlockWriter | None,
         released: list[tuple[int, int, Message, int]],
@@ -960,7 +1060,7 @@ class ShardCore:
 
     def _account(
         self,
-        channel: str,
+        channel: str | Channels,
         first: int,
         position: int,
         time: float,
@@ -969,10 +1069,13 @@ class ShardCore:
     ) -> None:
         """Account for a run once: the channel's applied position and time, the shard's
         own clock component, the run in the block (and the vector it ran under, if it
-        grew)."""
-        self.applied[channel] = position
-        if channel.startswith(_SOURCE_PREFIX):
-            self.times[channel] = time
+        grew; a merged run's channels each at its last row)."""
+        if isinstance(channel, Channels):
+            assert isinstance(logged, EdgeRun | MessageRun), "a merged run is columns"
+            for name, row in channel.last_rows():
+                self._applied_to(name, int(logged.position[row]), logged.time[row].item())
+        else:
+            self._applied_to(channel, position, time)
         self.vector[self.shard_id] = self._wc
         if block is not None:
             block.runs.append((channel, logged))
@@ -981,6 +1084,11 @@ class ShardCore:
                 vector[self.shard_id] = first
                 block.vectors.append((first, tuple(vector)))
                 self._vector_grew = False
+
+    def _applied_to(self, channel: str, position: int, time: Any) -> None:
+        self.applied[channel] = position
+        if channel.startswith(_SOURCE_PREFIX):
+            self.times[channel] = time
 
     def take_batch(self, dest: int, max_items: int = 10_000) -> Batch | None:
         """The next batch of unsent messages for ``dest`` (``None`` if there are none).
@@ -1075,7 +1183,7 @@ class ShardCore:
             applied=dict(self.applied),
             side_pending=self.side_pending_total(),
             times=dict(self.times),
-            queued=sum(len(q.items) for q in self._queued.values()),
+            queued=sum(map(len, self._queued.values())),
             gate=self.gate,
             side_processed=0 if observer is None else observer.side_processed(),
             incarnation=self.incarnation,

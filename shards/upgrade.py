@@ -1,11 +1,13 @@
-"""Converting a shard's log of format 2, 3 or 4 to format 5 in place (``chronoray upgrade-log``).
+"""Converting a shard's log of format 2, 3, 4 or 5 to format 6 in place (``chronoray
+upgrade-log``).
 
-Every value of format 3 is a value of format 4, and every value of format 4 one of format
-5 (format 4 only adds ``commands`` runs logged as columns, format 5 ``events`` entries
-logged as columns, see :mod:`shards.codec`): a log of format 3 or 4 gets the manifest of
-format 5 in one atomic write, nothing else changes (a shard that writes to it does the
-same first). Format 3 stores every value of format 2 unchanged, followed by its CRC-32;
-:func:`upgrade_shard_log` converts one shard's RocksDB log of format 2:
+Every value of format 3 is a value of format 4, every value of format 4 one of format 5,
+and every value of format 5 one of format 6 (format 4 only adds ``commands`` runs logged
+as columns, format 5 ``events`` entries logged as columns, format 6 ``commands`` runs
+merged from several channels, see :mod:`shards.codec`): a log of format 3, 4 or 5 gets
+the manifest of format 6 in one atomic write, nothing else changes (a shard that writes
+to it does the same first). Format 3 stores every value of format 2 unchanged, followed
+by its CRC-32; :func:`upgrade_shard_log` converts one shard's RocksDB log of format 2:
 
 1. it opens the log as its one writer (a running graph holds it: refused with
    :class:`~shards.logstore.LogLockedError`, nothing done) and checks it is of format 2;
@@ -14,14 +16,14 @@ same first). Format 3 stores every value of format 2 unchanged, followed by its 
    not is refused with :class:`~shards.logstore.LogCorrupted` naming it, and the log is
    left as it was;
 3. it verifies the new store: the same keys in every family, each value's payload byte
-   for byte the old value, its checksum right, the manifest of format 5;
+   for byte the old value, its checksum right, the manifest of format 6;
 4. it swaps the directories: the old log is renamed ``<path>.v2-old``, the new one takes
    its place, the old one is deleted.
 
 It is never half-converted: until the swap, ``path`` holds the whole log of format 2;
-after it, the whole verified log of format 5. A run stopped between the two renames
+after it, the whole verified log of format 6. A run stopped between the two renames
 (``path`` missing) is finished or undone by the next run, from a marker the verification
-leaves in the new store. Converting a log of format 5 does nothing.
+leaves in the new store. Converting a log of format 6 does nothing.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ _META_CHECKS: dict[str, Callable[[bytes], Any]] = {
 @dataclass
 class UpgradeResult:
     """What :func:`upgrade_shard_log` did: ``converted`` is ``False`` for a log already of
-    format 5; ``entries`` counts the values per column family, ``bytes`` their size in
+    format 6; ``entries`` counts the values per column family, ``bytes`` their size in
     format 2 (payloads), ``resumed`` says an earlier stopped run was finished or undone."""
 
     path: str
@@ -98,8 +100,8 @@ class UpgradeResult:
 
 
 def upgrade_shard_log(path: str | os.PathLike[str]) -> UpgradeResult:
-    """Convert the shard log at ``path`` from format 2, 3 or 4 to format 5 in place (see the module
-    doc). Raises :class:`~shards.logstore.LogLockedError` if a graph has it open,
+    """Convert the shard log at ``path`` from format 2, 3, 4 or 5 to format 6 in place (see the
+    module doc). Raises :class:`~shards.logstore.LogLockedError` if a graph has it open,
     :class:`~shards.codec.LogFormatError` if it is of another format (or no log),
     :class:`~shards.logstore.LogCorrupted` if a value of it does not decode; in each case
     the log is left as it was."""

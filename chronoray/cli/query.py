@@ -347,7 +347,7 @@ def _log_column(name: str, position: int) -> Column:
 @main.command("upgrade-log")
 @log_dir_option(required=True, help="Log directory of a graph that is not running.")
 def upgrade_log(log_dir: Path) -> None:
-    """Convert a graph's shard logs of format 2, 3 or 4 to format 5 in place (each shard's log is
+    """Convert a graph's shard logs of format 2, 3, 4 or 5 to format 6 in place (each shard's log is
     checked, written anew beside it, verified, then swapped in: never half-converted)."""
     from chronoray.deploy import shard_log_path
     from chronoray.manifest import Manifest

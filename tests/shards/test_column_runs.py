@@ -6,7 +6,7 @@ at several times and clocks as the same updates ingested as rows (CollegeMsg, Bi
 with weights and float times, a generated skewed stream); resent and duplicate columns
 apply once; behind a gate of two sources and with an observer watching the columns fall
 back to the row path and stay exact; a shard crashed between column batches recovers; a
-log of format 3 is still read, and gets the format-5 manifest once a shard writes to it."""
+log of format 3 is still read, and gets the format-6 manifest once a shard writes to it."""
 
 from __future__ import annotations
 
@@ -352,7 +352,7 @@ def test_a_format_3_log_is_read_and_bumped_when_written(monkeypatch: Any) -> Non
     graph = _graph(rt)[0]
     old = LogBatch()
     old.put_meta(MANIFEST_KEY, encode_manifest(Manifest(3, 0, 2)))
-    store.append(old)  # every value of format 3 is one of format 5: only the manifest says 3
+    store.append(old)  # every value of format 3 is one of format 6: only the manifest says 3
     assert {v: r.snapshot() for v, r in LogReplay(store).run().items()} == graph[4]
     core = ShardCore(0, 2, store)
     assert (core.worker_clock, {v: r.snapshot() for v, r in core.vertices.items()}) == (
@@ -360,7 +360,7 @@ def test_a_format_3_log_is_read_and_bumped_when_written(monkeypatch: Any) -> Non
         graph[4],
     )
     manifest = decode_manifest(store.get_meta(MANIFEST_KEY), "x")  # type: ignore[arg-type]
-    assert manifest == Manifest(FORMAT_VERSION, 0, 2) and FORMAT_VERSION == 5
+    assert manifest == Manifest(FORMAT_VERSION, 0, 2) and FORMAT_VERSION == 6
     rt.close()
 
 
