@@ -205,6 +205,43 @@ def ray_ingest(file: str, shards: int, workdir: str, mid_t: float | None) -> dic
     return result
 
 
+def ray_ingest_many(files: list[str], shards: int, workdir: str) -> dict[str, Any]:
+    """Several SNAP files at once into ``shards`` shard actors on a fresh local Ray
+    instance (``GraphCluster.ingest`` of a list: one source actor each, merged by event
+    time at the shards): updates/s from the call to the graph being idle, the shards'
+    and the driver's CPU, and the log's bytes on disk once the graph is closed."""
+    import ray
+
+    import chronoray as cr
+    from chronoray.sources import SnapEdgeSource
+
+    log_dir = Path(workdir) / "ray-logs-many"
+    shutil.rmtree(log_dir, ignore_errors=True)
+    result: dict[str, Any] = {}
+    try:
+        with cr.GraphCluster(num_shards=shards, log_dir=str(log_dir)) as g:
+            pids = ray.get([actor.pid.remote() for actor in g.shards])
+            cpu = [_cpu(pid) for pid in [*pids, os.getpid()]]
+            started = time.perf_counter()
+            reports = g.ingest([SnapEdgeSource(f) for f in files])
+            seconds = time.perf_counter() - started
+            cpu = [_cpu(pid) - c for pid, c in zip([*pids, os.getpid()], cpu, strict=True)]
+            stats = g.stats()
+            result["updates"] = sum(r.updates for r in reports)
+            result["seconds"] = seconds
+            result["rate"] = result["updates"] / seconds
+            result["shard_cpu_seconds"] = cpu[:-1]
+            result["driver_cpu_seconds"] = cpu[-1]
+            result["edges"] = stats.edges
+            result["entries"] = sum(_shard(s, "worker_clock") for s in stats.shards)
+    finally:
+        ray.shutdown()
+    result["log_bytes"] = _du(log_dir)
+    result["log_bytes_per_event"] = result["log_bytes"] / result["updates"]
+    shutil.rmtree(log_dir, ignore_errors=True)
+    return result
+
+
 def _shard(stats: Any, key: str) -> Any:
     """A shard counter from a tree whose shard stats are a dict (before issue 20) or a
     ``ShardStats``."""
@@ -451,6 +488,7 @@ TASKS = {
     "build_log": build_log,
     "read_log": read_log,
     "ray_ingest": ray_ingest,
+    "ray_ingest_many": ray_ingest_many,
     "memory": memory,
 }
 
