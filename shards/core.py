@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -271,11 +271,39 @@ class _Queue:
             self.items.extend(run.items())
         self.runs.clear()
 
-    def run(self) -> EdgeRun | MessageRun:
-        """The waiting column runs as one (the queue holds columns only)."""
-        if len(self.runs) > 1:
-            self.runs[:] = [type(self.runs[0]).concat(self.runs)]  # type: ignore[arg-type]
-        return self.runs[0]
+    def count_before(self, time: Any, inclusive: bool) -> int:
+        """How many leading rows of the waiting column runs have a time below ``time`` (or
+        equal to it, if ``inclusive``); a channel's times never decrease."""
+        side: Literal["left", "right"] = "right" if inclusive else "left"
+        total = 0
+        for run in self.runs:
+            found = int(np.searchsorted(run.time, time, side=side))
+            total += found
+            if found < len(run):
+                break
+        return total
+
+    def row_time(self, row: int) -> Any:
+        """The time of row ``row`` of the waiting column runs."""
+        for run in self.runs:
+            if row < len(run):
+                return run.time[row].item()
+            row -= len(run)
+        raise IndexError(row)
+
+    def take_rows(self, count: int) -> EdgeRun | MessageRun:
+        """The first ``count`` rows of the waiting column runs, as one run, removed."""
+        taken = []
+        while count:
+            run = self.runs[0]
+            if len(run) <= count:
+                taken.append(self.runs.pop(0))
+                count -= len(run)
+            else:
+                taken.append(run.slice(0, count))
+                self.runs[0] = run.slice(count, len(run))
+                count = 0
+        return type(taken[0]).concat(taken)  # type: ignore[arg-type]
 
     def take_before(self, limit: tuple[float, str], channel: str) -> list[tuple[int, Message]]:
         """The leading items whose ``(time, channel)`` is below ``limit`` (a channel's
@@ -706,41 +734,51 @@ class ShardCore:
     def _merge_columns(
         self, block: BlockWriter | None, released: list[tuple[int, int, Message, int]]
     ) -> int:
-        """:meth:`_merge` where every queue holds column runs of one kind: the rows of all
-        queues sorted by ``(time, channel)`` (each channel's in its order) in numpy, and
-        the longest prefix no promise holds back run as one run -- merged from several
-        channels (:class:`~shards.codec.Channels`) where it holds rows of several. The
-        same executions in the same order as the row merge, without an item per row."""
+        """:meth:`_merge` where every queue holds column runs of one kind: the rows that
+        come, in ``(time, channel)`` order, before the first row a promise holds back
+        (each queue's count found by binary search) are taken from their queues, sorted
+        by ``(time, channel)`` in numpy (each channel's in its order) and run as one run
+        -- merged from several channels (:class:`~shards.codec.Channels`) where they are
+        of several. The same executions in the same order as the row merge, without an
+        item per row; only the rows that run are sorted."""
         queues = self._queued
         names = sorted(queues)
         halves = queues[names[0]].halves
-        runs = [queues[c].run() for c in names]
-        lengths = [len(r) for r in runs]
-        index = np.repeat(np.arange(len(names), dtype=np.int32), lengths)
-        times = np.concatenate([r.time for r in runs])
-        order = np.lexsort((index, times))  # stable: a channel's rows keep their order
-        index, times = index[order], times[order]
-        held = np.zeros(len(order), dtype=bool)
-        for i, channel in enumerate(names):
-            limit, by = self._gate_limit(channel)
-            if limit != math.inf:
-                late = (times > limit) | ((times == limit) & (channel >= by))
-                held |= (index == i) & late
-        stop = int(np.argmax(held)) if held.any() else len(order)
-        if not stop:
-            return 0
-        taken = np.bincount(index[:stop], minlength=len(names))
-        for channel, run, count in zip(names, runs, taken.tolist(), strict=True):
-            if count == len(run):
+        held = self._first_held(names)
+        counts = [
+            len(queues[c]) if held is None else queues[c].count_before(held[0], c < held[1])
+            for c in names
+        ]
+        taken = [(c, queues[c].take_rows(n)) for c, n in zip(names, counts, strict=True) if n]
+        for channel in names:
+            if not len(queues[channel]):
                 del queues[channel]
-            elif count:
-                queues[channel].runs[:] = [run.slice(count, len(run))]
-        if np.count_nonzero(taken) == 1:
-            i = int(np.argmax(taken))
-            return self._run_columns(names[i], runs[i].slice(0, stop), halves, block, released)
-        merged = type(runs[0]).concat(runs).take(order[:stop])  # type: ignore[arg-type]
-        channels = Channels(tuple(names), index[:stop])
+        if not taken:
+            return 0
+        if len(taken) == 1:
+            return self._run_columns(*taken[0], halves, block, released)
+        runs = [run for _, run in taken]
+        index = np.repeat(np.arange(len(runs), dtype=np.int32), [len(r) for r in runs])
+        order = np.lexsort((index, np.concatenate([r.time for r in runs])))  # stable
+        merged = type(runs[0]).concat(runs).take(order)  # type: ignore[arg-type]
+        channels = Channels(tuple(c for c, _ in taken), index[order])
         return self._run_columns(channels, merged, halves, block, released)
+
+    def _first_held(self, names: list[str]) -> tuple[Any, str] | None:
+        """The ``(time, channel)`` key of the first queued row, in merge order, that a
+        promise holds back (``None``: none is): each queue's first held row is found by
+        a binary search of its times against its limit (:meth:`_gate_limit`)."""
+        held = None
+        for channel in names:
+            limit, by = self._gate_limit(channel)
+            if limit == math.inf:
+                continue
+            queue = self._queued[channel]
+            first = queue.count_before(limit, channel < by)  # rows keyed below the limit
+            if first < len(queue):
+                key = (queue.row_time(first), channel)
+                held = key if held is None or key < held else held
+        return held
 
     def _limit(self, channel: str) -> tuple[float, str]:
         """The smallest ``(time, channel)`` key another source may still bring here: the
