@@ -58,6 +58,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any, Literal, Protocol, runtime_checkable
 
@@ -602,10 +603,25 @@ class IterableSource(_RecordSource):
         if not isinstance(self._items, list | tuple):
             yield from self.records()
             return
+        name, items = self.name, self._items
+        at = _Position()
+        for start in range(0, len(items), _ROWS):
+            chunk = items[start : start + _ROWS]
+            whole = _chunk_columns(chunk, at, name)
+            if whole is not None:
+                yield whole
+            else:
+                yield from self._chunk_runs(chunk, at)
+
+    def _chunk_runs(
+        self, chunk: list[Any] | tuple[Any, ...], at: _Position
+    ) -> Iterator[UpdateBatch | Update | MalformedRecord | None]:
+        """:meth:`batches` of a chunk of a list one item at a time: runs of one
+        :func:`_column_key` as batches, the other items as :meth:`records` gives them."""
         name = self.name
         run: list[tuple[Update, int]] = []
         run_key: tuple[Any, ...] = ()
-        for got in self._checked():
+        for got in self._checked(chunk, at):
             if got is not None and not isinstance(got, MalformedRecord):
                 item, offset = got
                 key = _column_key(item)
@@ -615,9 +631,6 @@ class IterableSource(_RecordSource):
                         run = []
                     run_key = key
                     run.append(got)
-                    if len(run) == _ROWS:
-                        yield from _column_run(name, run, run_key)
-                        run = []
                     continue
                 got = _stamped(item, offset, name)
             if run:
@@ -627,32 +640,124 @@ class IterableSource(_RecordSource):
         if run:
             yield from _column_run(name, run, run_key)
 
-    def _checked(self) -> Iterator[tuple[Update, int] | MalformedRecord | None]:
-        """Each item with its offset, or its :class:`MalformedRecord` (see the class)."""
+    def _checked(
+        self, items: Iterable[Any] | None = None, at: _Position | None = None
+    ) -> Iterator[tuple[Update, int] | MalformedRecord | None]:
+        """Each item (of ``items``, from ``at``: a part of the iterable) with its offset,
+        or its :class:`MalformedRecord` (see the class)."""
         name = self.name
-        last = -1
-        pos = 0
-        for item in self._items:
+        at = _Position() if at is None else at
+        for item in self._items if items is None else items:
             if item is None:
                 yield None
                 continue
-            pos += 1
+            at.pos += 1
+            pos = at.pos
             if not isinstance(item, Update):
                 yield MalformedRecord(
                     name, pos, repr(item), f"item {pos} is not an Update but {type(item).__name__}"
                 )
                 continue
             offset = item.offset if item.offset >= 0 else pos
-            if offset <= last:
+            if offset <= at.last:
                 yield MalformedRecord(
                     name,
                     pos,
                     repr(item),
-                    f"offset {offset} of item {pos} does not increase (previous {last})",
+                    f"offset {offset} of item {pos} does not increase (previous {at.last})",
                 )
                 continue
-            last = offset
+            at.last = offset
             yield item, offset
+
+
+@dataclass(slots=True)
+class _Position:
+    """Where the reading of an iterable stands: items read (its positions are 1-based,
+    ``None`` takes none) and the last offset taken."""
+
+    pos: int = 0
+    last: int = -1
+
+
+_KIND, _TS, _VERTEX, _DST, _PROPS, _VTYPE, _OFFSET = (
+    attrgetter(name) for name in ("kind", "ts", "vertex", "dst", "props", "vertex_type", "offset")
+)
+
+
+def _chunk_columns(
+    chunk: list[Any] | tuple[Any, ...], at: _Position, name: str
+) -> UpdateBatch | None:
+    """A chunk of a list as one :class:`~vertex.columns.UpdateBatch` when every item is an
+    update of one :func:`_column_key` with increasing offsets -- checked a field at a time
+    over the chunk, in C loops (``map``, ``set``, numpy), not an item at a time -- and
+    ``at`` moved past it; ``None`` (nothing read) for any other chunk, which
+    :meth:`IterableSource._chunk_runs` then reads item by item (and reports its errors)."""
+    if set(map(type, chunk)) != {Update} or set(map(_VTYPE, chunk)) != {None}:
+        return None
+    kinds = set(map(_KIND, chunk))
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind is not _ADD_EDGE and kind is not _MESSAGE:
+        return None
+    times, vertices = list(map(_TS, chunk)), list(map(_VERTEX, chunk))
+    time_types = set(map(type, times))
+    if time_types not in ({int}, {float}) or set(map(type, vertices)) != {int}:
+        return None
+    try:
+        offsets = np.fromiter(map(_OFFSET, chunk), np.int64, len(chunk))
+        time = np.array(times, np.int64 if time_types == {int} else np.float64)
+        vertex = np.array(vertices, np.int64)
+    except OverflowError:
+        return None
+    positions = np.arange(at.pos + 1, at.pos + len(chunk) + 1, dtype=np.int64)
+    offsets = np.where(offsets >= 0, offsets, positions)
+    if offsets[0] <= at.last or (len(offsets) > 1 and not (np.diff(offsets) > 0).all()):
+        return None
+    props = list(map(_PROPS, chunk))
+    if kind is _ADD_EDGE:
+        batch = _chunk_edges(chunk, props, name, vertex, time, offsets)
+    else:
+        batch = _chunk_messages(props, name, vertex, time, offsets)
+    if batch is not None:
+        at.pos, at.last = at.pos + len(chunk), int(offsets[-1])
+    return batch
+
+
+def _chunk_edges(
+    chunk: list[Any] | tuple[Any, ...],
+    props: list[Any],
+    name: str,
+    vertex: np.ndarray,
+    time: np.ndarray,
+    offsets: np.ndarray,
+) -> UpdateBatch | None:
+    """:func:`_chunk_columns` for edge additions: none with properties, int64 targets."""
+    if any(props):
+        return None
+    targets = list(map(_DST, chunk))
+    if set(map(type, targets)) != {int}:
+        return None
+    try:
+        dst = np.array(targets, np.int64)
+    except OverflowError:
+        return None
+    return UpdateBatch.edges(name, vertex, dst, time, offsets)
+
+
+def _chunk_messages(
+    props: list[Any], name: str, vertex: np.ndarray, time: np.ndarray, offsets: np.ndarray
+) -> UpdateBatch | None:
+    """:func:`_chunk_columns` for messages: dict payloads with the same keys in the same
+    order, each key's values one column (:func:`_payload_columns`)."""
+    if set(map(type, props)) != {dict}:
+        return None
+    keys = set(map(tuple, props))
+    if len(keys) != 1:
+        return None
+    columns = _payload_columns(props, keys.pop())
+    if columns is False:
+        return None
+    return UpdateBatch.messages(name, vertex, time, offsets, columns)
 
 
 def _stamped(item: Update, offset: int, name: str) -> Update:
