@@ -222,7 +222,7 @@ def test_a_lists_messages_come_as_columns_and_unroll_to_its_records() -> None:
     batches = list(source.batches())
     columns = [b for b in batches if isinstance(b, UpdateBatch)]
     assert all(b.only_messages for b in columns) and len(columns) >= 7
-    assert max(map(len, columns)) == 8192
+    assert max(map(len, columns)) <= 8192  # a chunk of the list at most
     unrolled: list[Any] = []
     for item in batches:
         unrolled += list(item.updates()) if isinstance(item, UpdateBatch) else [item]
