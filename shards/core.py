@@ -932,7 +932,9 @@ class ShardCore:
         :meth:`_run`'s. Logged as its columns."""
         observer = self._observer
         if not self._batch_types or (observer is not None and observer.watching):
-            return self._run(channel, run.items(), halves, block, released, run)
+            # no row is a stream edge half: no direct step to try first (``halves`` only
+            # says whether the source sends edges' target halves)
+            return self._run(channel, run.items(), False, block, released, run)
         self._settle()
         first = self._wc + 1
         execute, vertices, batch_types = self._execute, self._vertices, self._batch_types
