@@ -123,7 +123,7 @@ def test_logs_are_plain_rocksdb_and_locked(ray_session, tmp_path):
         "cfs = ('commands', 'events', 'clocks', 'checkpoints', 'meta')\n"
         "db = Rdict(sys.argv[1], opts, column_families={n: Options(raw_mode=True) for n in cfs},"
         " access_type=AccessType.read_only())\n"
-        "assert load(db.get_column_family('meta')[b'manifest'])['format'] == 5\n"
+        "assert load(db.get_column_family('meta')[b'manifest'])['format'] == 6\n"
         "events = db.get_column_family('events')\n"
         "keys = [int.from_bytes(k, 'big') for k in events.keys()]\n"
         "blocks = [load(events[k.to_bytes(8, 'big')]) for k in keys]\n"
