@@ -11,6 +11,7 @@ measure (this checkout, or a ``git archive`` of an older commit, see
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -18,6 +19,7 @@ import shutil
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,50 +160,61 @@ def read_log(
     }
 
 
-def ray_ingest(file: str, shards: int, workdir: str, mid_t: float | None) -> dict[str, Any]:
-    """A SNAP file into ``shards`` shard actors on a fresh local Ray instance, as a user
-    does (``GraphCluster.ingest``): updates/s, shard memory, a snapshot at ``mid_t``, and
-    the log's bytes on disk once the graph is closed."""
+@contextlib.contextmanager
+def _ray_graph(
+    workdir: str, shards: int, result: dict[str, Any]
+) -> Iterator[tuple[Any, list[int]]]:
+    """A graph of ``shards`` shard actors on a fresh local Ray instance, logging under
+    ``workdir``, and its shards' pids; once it is closed and Ray shut down, the log's bytes
+    on disk (per update: ``result["updates"]``) go into ``result``."""
     import ray
 
     import chronoray as cr
-    from chronoray.sources import SnapEdgeSource
 
     log_dir = Path(workdir) / "ray-logs"
     shutil.rmtree(log_dir, ignore_errors=True)
-    result: dict[str, Any] = {}
     try:
         with cr.GraphCluster(num_shards=shards, log_dir=str(log_dir)) as g:
-            pids = ray.get([actor.pid.remote() for actor in g.shards])
-            empty = [_rss(pid) for pid in pids]
-            cpu = [_cpu(pid) for pid in [*pids, os.getpid()]]
-            report = g.ingest(SnapEdgeSource(file))
-            cpu = [_cpu(pid) - c for pid, c in zip([*pids, os.getpid()], cpu, strict=True)]
-            stats = g.stats()
-            full = [_rss(pid) for pid in pids]
-            result["shard_cpu_seconds"] = cpu[:-1]
-            result["driver_cpu_seconds"] = cpu[-1]
-            result["updates"] = report.updates
-            result["seconds"] = report.seconds
-            result["rate"] = report.updates / report.seconds
-            result["vertices"] = stats.vertices
-            result["edges"] = stats.edges
-            result["entries"] = sum(_shard(s, "worker_clock") for s in stats.shards)
-            grown = sum(full) - sum(empty)
-            result["shard_rss_mib"] = [b / _MIB for b in full]
-            result["rss_bytes_per_vertex"] = grown / result["vertices"]
-            result["rss_bytes_per_edge"] = grown / result["edges"]
-            if mid_t is not None:
-                started = time.perf_counter()
-                snap = g.snapshot(at=mid_t)
-                snap.vertices(), snap.edges()
-                result["snapshot_mid_seconds"] = time.perf_counter() - started
-                result["snapshot_mid_edges"] = snap.meta.edges
+            yield g, ray.get([actor.pid.remote() for actor in g.shards])
     finally:
         ray.shutdown()
     result["log_bytes"] = _du(log_dir)
     result["log_bytes_per_event"] = result["log_bytes"] / result["updates"]
     shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def ray_ingest(file: str, shards: int, workdir: str, mid_t: float | None) -> dict[str, Any]:
+    """A SNAP file into ``shards`` shard actors on a fresh local Ray instance, as a user
+    does (``GraphCluster.ingest``): updates/s, shard memory, a snapshot at ``mid_t``, and
+    the log's bytes on disk once the graph is closed."""
+    from chronoray.sources import SnapEdgeSource
+
+    result: dict[str, Any] = {}
+    with _ray_graph(workdir, shards, result) as (g, pids):
+        empty = [_rss(pid) for pid in pids]
+        cpu = [_cpu(pid) for pid in [*pids, os.getpid()]]
+        report = g.ingest(SnapEdgeSource(file))
+        cpu = [_cpu(pid) - c for pid, c in zip([*pids, os.getpid()], cpu, strict=True)]
+        stats = g.stats()
+        full = [_rss(pid) for pid in pids]
+        result["shard_cpu_seconds"] = cpu[:-1]
+        result["driver_cpu_seconds"] = cpu[-1]
+        result["updates"] = report.updates
+        result["seconds"] = report.seconds
+        result["rate"] = report.updates / report.seconds
+        result["vertices"] = stats.vertices
+        result["edges"] = stats.edges
+        result["entries"] = sum(_shard(s, "worker_clock") for s in stats.shards)
+        grown = sum(full) - sum(empty)
+        result["shard_rss_mib"] = [b / _MIB for b in full]
+        result["rss_bytes_per_vertex"] = grown / result["vertices"]
+        result["rss_bytes_per_edge"] = grown / result["edges"]
+        if mid_t is not None:
+            started = time.perf_counter()
+            snap = g.snapshot(at=mid_t)
+            snap.vertices(), snap.edges()
+            result["snapshot_mid_seconds"] = time.perf_counter() - started
+            result["snapshot_mid_edges"] = snap.meta.edges
     return result
 
 
@@ -210,35 +223,23 @@ def ray_ingest_many(files: list[str], shards: int, workdir: str) -> dict[str, An
     instance (``GraphCluster.ingest`` of a list: one source actor each, merged by event
     time at the shards): updates/s from the call to the graph being idle, the shards'
     and the driver's CPU, and the log's bytes on disk once the graph is closed."""
-    import ray
-
-    import chronoray as cr
     from chronoray.sources import SnapEdgeSource
 
-    log_dir = Path(workdir) / "ray-logs-many"
-    shutil.rmtree(log_dir, ignore_errors=True)
     result: dict[str, Any] = {}
-    try:
-        with cr.GraphCluster(num_shards=shards, log_dir=str(log_dir)) as g:
-            pids = ray.get([actor.pid.remote() for actor in g.shards])
-            cpu = [_cpu(pid) for pid in [*pids, os.getpid()]]
-            started = time.perf_counter()
-            reports = g.ingest([SnapEdgeSource(f) for f in files])
-            seconds = time.perf_counter() - started
-            cpu = [_cpu(pid) - c for pid, c in zip([*pids, os.getpid()], cpu, strict=True)]
-            stats = g.stats()
-            result["updates"] = sum(r.updates for r in reports)
-            result["seconds"] = seconds
-            result["rate"] = result["updates"] / seconds
-            result["shard_cpu_seconds"] = cpu[:-1]
-            result["driver_cpu_seconds"] = cpu[-1]
-            result["edges"] = stats.edges
-            result["entries"] = sum(_shard(s, "worker_clock") for s in stats.shards)
-    finally:
-        ray.shutdown()
-    result["log_bytes"] = _du(log_dir)
-    result["log_bytes_per_event"] = result["log_bytes"] / result["updates"]
-    shutil.rmtree(log_dir, ignore_errors=True)
+    with _ray_graph(workdir, shards, result) as (g, pids):
+        cpu = [_cpu(pid) for pid in [*pids, os.getpid()]]
+        started = time.perf_counter()
+        reports = g.ingest([SnapEdgeSource(f) for f in files])
+        seconds = time.perf_counter() - started
+        cpu = [_cpu(pid) - c for pid, c in zip([*pids, os.getpid()], cpu, strict=True)]
+        stats = g.stats()
+        result["updates"] = sum(r.updates for r in reports)
+        result["seconds"] = seconds
+        result["rate"] = result["updates"] / seconds
+        result["shard_cpu_seconds"] = cpu[:-1]
+        result["driver_cpu_seconds"] = cpu[-1]
+        result["edges"] = stats.edges
+        result["entries"] = sum(_shard(s, "worker_clock") for s in stats.shards)
     return result
 
 
