@@ -302,10 +302,10 @@ class FeedPump:
             with self.lock:
                 for shard in range(len(self.shards)):
                     self._settle(shard, len(self._inflight[shard]))  # the answered ones
+                self._send_if_room()
                 self._tell_progress()
                 if self.feed.acked_offset >= position:
                     return True
-                self._send_if_room()
                 calls = [inflight[0][1] for inflight in self._inflight if inflight]
                 held = [
                     (shard, opened[-1].last)
