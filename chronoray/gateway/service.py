@@ -8,12 +8,18 @@ feeding already ABORTED, shards or a graph that are gone (or a gateway shutting 
 UNAVAILABLE.
 
 Ingestion is a source like any other: a stream's records go through the graph's own
-:class:`~shards.feed.SourceFeed` (:meth:`GraphCluster.feeding`) one client batch at a
-time, and the batch's acknowledgement is sent only once ``FeedPump.run`` returned, i.e.
-once the shards logged every record of it. The handler takes the next batch only after
-that, so what the server holds per stream is one batch plus what HTTP/2 flow control lets
-the client send ahead (``stream_window_bytes``): a producer faster than the graph waits
-in gRPC's flow control, and the server's memory stays bounded.
+:class:`~shards.feed.SourceFeed` (:meth:`GraphCluster.feeding`), pipelined. The stream's
+reader (a thread of its own) takes each client batch, checks it whole -- fields, resends
+(:class:`_SourcePast`), time order against all the stream offered before -- and offers it
+to the shards without waiting (``FeedPump.offer``); the handler sends the acknowledgements
+in batch order, each once ``FeedPump.wait_logged`` says the shards logged every record of
+its batch, after the graph's controller kept its offset. The reader takes a batch only
+while fewer than ``ingest_window`` are unacknowledged, so what the server holds per stream
+is at most that many batches plus what HTTP/2 flow control lets the client send ahead
+(``stream_window_bytes``): a producer faster than the graph waits in gRPC's flow control,
+and the server's memory stays bounded. A batch the reader refuses ends the stream after
+the batches taken before it are logged and acknowledged; nothing of it, nor after it, is
+offered. However a stream ends, its source closes only once all it offered is logged.
 """
 
 from __future__ import annotations
@@ -173,7 +179,8 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
         self.limiter = limiter
         self.output_dir = Path(settings.output_dir).resolve()
         self.draining = threading.Event()
-        """Set when the server stops: streams end after the batch in progress."""
+        """Set when the server stops: streams take no new batch and end after the ones
+        they took."""
         self.counters = _Counters()
         self._analysis = threading.Lock()  # one Spark analysis at a time
         self._type_names = sorted(cls.__name__ for cls in graph.types.classes)
