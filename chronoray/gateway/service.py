@@ -19,7 +19,8 @@ is at most that many batches plus what HTTP/2 flow control lets the client send 
 (``stream_window_bytes``): a producer faster than the graph waits in gRPC's flow control,
 and the server's memory stays bounded. A batch the reader refuses ends the stream after
 the batches taken before it are logged and acknowledged; nothing of it, nor after it, is
-offered. However a stream ends, its source closes only once all it offered is logged.
+offered. However a stream ends, its source closes only once all it offered is logged,
+and that offset is kept as acknowledged (a reopened stream resumes after it).
 """
 
 from __future__ import annotations
@@ -230,9 +231,13 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                 finally:
                     self.counters.release(window.stop(pump.lock))
                     # all it fed is logged before the source closes (its frontier then
-                    # stops holding other sources' updates back)
+                    # stops holding other sources' updates back), and kept as acknowledged:
+                    # a reopened stream resumes after it, even if this one could not tell
+                    # its client (a broken connection)
                     while not pump.wait_logged(window.offered, _POLL):
                         pass
+                    if window.offered > past.acked:
+                        pump.controller.source_acked(source, window.offered)
 
     def _take_batches(
         self,
