@@ -30,6 +30,7 @@ import cProfile
 import inspect
 import io
 import json
+import os
 import pstats
 import shutil
 import subprocess
@@ -202,6 +203,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="1,5",
         help="Stream lengths, in CollegeMsgs (k: the file k times over, times shifted).",
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="The JSON of a run of other code (e.g. main's) on this bench, to compare with.",
+    )
     parser.add_argument("--client", nargs=6, help=argparse.SUPPRESS)  # a client process
     args = parser.parse_args(argv)
     if args.client:
@@ -212,6 +218,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from chronoray.datasets import collegemsg_path
 
+    before = json.loads(args.before.read_text()) if args.before else None
+    loads = [os.getloadavg()[0]]
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-gateway-arrow-"))
     lines = collegemsg_path().read_text().splitlines(True)
     lines = lines[: args.lines] if args.lines else lines
@@ -237,6 +245,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     )
         _trial(files[repeats[-1]], "arrow", args.big_batch, args.window, workdir, profiles)
     finally:
+        loads.append(os.getloadavg()[0])
         ray.shutdown()
         shutil.rmtree(workdir, ignore_errors=True)
     runs = {label: median_run(r) for label, r in trials.items()}
@@ -251,7 +260,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "repeats": repeats,
         "trials": args.trials,
         "client_window": args.window,
-        "machine": machine(),
+        "machine": {**machine(), "load_1min_start_end": loads},
         "runs": runs,
         "ratios_vs_records": {
             label: {
@@ -263,11 +272,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for label, run in runs.items()
             if label.endswith(f"x{k}")
         },
+        "before": None if before is None else _before(before, runs),
         "profile_top15": _trimmed(text.getvalue()),
         "gateway_steps_us_per_update": own,
     }
     write_results(args.out, "gateway_arrow", result, _table(result))
     return result
+
+
+def _before(before: dict[str, Any], runs: dict[str, Any]) -> dict[str, Any]:
+    """Per mode both runs have: the earlier run's median and trials, and the ratio."""
+    return {
+        label: {
+            "rate": then["rate"],
+            "trial_rates": then["trial_rates"],
+            "ratio": runs[label]["rate"] / then["rate"],
+        }
+        for label, then in before["runs"].items()
+        if label in runs
+    }
 
 
 def _label(mode: str, batch: int, repeat: int) -> str:
@@ -329,7 +352,9 @@ def _table(result: dict[str, Any]) -> str:
         "# Gateway ingestion, records vs Arrow IPC: CollegeMsg, 2 shards, 1 client",
         "",
         f"Median of {result['trials']} interleaved trials per mode (machine: "
-        f"{result['machine']['cpus']} CPUs, shared with the shards and other work). x1: "
+        f"{result['machine']['cpus']} CPUs, shared with the shards and other work; load"
+        " average over 1 min at the start and the end: "
+        f"{', '.join(f'{x:.1f}' for x in result['machine']['load_1min_start_end'])}). x1: "
         f"CollegeMsg once ({result['records']:,} updates; a fresh graph's shards spend much"
         " of it starting up), xk: k times over (times shifted), a longer stream. The client"
         f" sends up to {result['client_window']} batches ahead of their acks. CPU time"
@@ -346,6 +371,20 @@ def _table(result: dict[str, Any]) -> str:
             f"{run['client_cpu_us']:.1f} | {run['gateway_cpu_us']:.1f} | {run['edges']:,} | "
             f"{', '.join(f'{r:,}' for r in run['trial_rates'])} |"
         )
+    if result.get("before"):
+        lines += [
+            "",
+            "Against the code before (`--before`: the same bench on it, in the same sitting):",
+            "",
+            "| mode | before updates/s | trials before | now updates/s | now / before |",
+            "|---|---:|---|---:|---:|",
+        ]
+        for label, then in result["before"].items():
+            lines.append(
+                f"| {label} | {then['rate']:,.0f} | "
+                f"{', '.join(f'{r:,}' for r in then['trial_rates'])} | "
+                f"{result['runs'][label]['rate']:,.0f} | {then['ratio']:.2f} |"
+            )
     lines += ["", "| vs records | rate | client CPU | gateway CPU |", "|---|---:|---:|---:|"]
     for label, r in result["ratios_vs_records"].items():
         lines.append(
@@ -354,6 +393,16 @@ def _table(result: dict[str, Any]) -> str:
     lines += ["", "Gateway steps of one Arrow stream (cProfile, cumulative, us per update):", ""]
     lines += ["| step | us/update |", "|---|---:|"]
     lines += [f"| {k} | {v:.2f} |" for k, v in result["gateway_steps_us_per_update"].items()]
+    lines += [
+        "",
+        "Reading: the gateway's own work on an Arrow batch (decode, checks, offering it to the"
+        " feed) is about 1 us per update; the rest of its threads' time is waiting -- the"
+        " handler for the shards' logs (`wait_logged`, `ray.wait`) and for the reader (the"
+        " window's lock), the reader for the client. Before the pipeline that wait was"
+        " `FeedPump.run` per batch, serial; now the shards log one batch while the next are"
+        " sent, and the rate is what the shards' CPU gives on cores they share with this"
+        " process and the client.",
+    ]
     lines += ["", "Gateway side of one Arrow stream (cProfile, top 15 by own time):", "", "```"]
     lines += [result["profile_top15"], "```"]
     return "\n".join(lines) + "\n"
