@@ -252,11 +252,13 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
         ``window`` has room, check it and offer it to ``pump`` without waiting for the
         shards; end at the stream's end or at the first failure, which ``window`` keeps
         for the handler (it acknowledges the batches taken before it, then refuses)."""
-        last = 0
+        last, number = 0, 0
         try:
-            for number, request in enumerate(requests, start=1):
-                if not window.room():
+            while window.room():  # the next request is pulled from gRPC only then
+                request = next(requests, None)
+                if request is None:
                     return
+                number += 1
                 if self.draining.is_set():
                     raise ShuttingDown(
                         "the gateway is shutting down: reconnect and send again after "
