@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument(
         "--repeats",
-        default="1,5",
+        default="1,5,20",
         help="Stream lengths, in CollegeMsgs (k: the file k times over, times shifted).",
     )
     parser.add_argument(
