@@ -2,18 +2,23 @@
 updates/s, CPU time per update of the client and of the gateway, and a cProfile of the
 gateway's side of an Arrow stream.
 
-Each trial feeds the same CollegeMsg lines into a new named graph of 2 shards on a local
+Each trial feeds the same CollegeMsg lines (once, and ``--repeats`` times over with the
+times shifted: a stream long enough that the shards' start-up does not weigh in) into a new
+named graph of 2 shards on a local
 Ray instance, through a gateway in this process (``Gateway(graph, settings)``, loopback,
 so its CPU time is this process's) from a client in a process of its own:
 
 * ``records``: the updates (parsed before the clock) as ``UpdateRecord`` messages;
 * ``arrow``: the file source's column batches (parsed before the clock) as Arrow IPC
-  (``IngestBatch.arrow_ipc``), at the same batch size, and at a larger one.
+  (``IngestBatch.arrow_ipc``), at the same batch size, and at a larger one;
+
+the client sends up to ``--window`` batches ahead of their acknowledgements.
 
 CPU times are what the machine's load cannot inflate as much as the wall clock: compare
 their ratios when the machine is shared. Modes are interleaved per trial; the median
-trial is kept. One more Arrow run, not timed, profiles the gateway's ingestion handler
-(the thread that decodes, checks and feeds; the shards are other processes). Run:
+trial is kept. One more Arrow run of the longest stream, not timed, profiles the
+gateway's ingestion threads: the stream's reader (decodes, checks, feeds) and its handler
+(waits for the logs, acknowledges); the shards are other processes. Run:
 ``python -m bench.gateway_arrow``; results in ``bench/results/gateway_arrow.json`` and
 ``.md``.
 """
@@ -22,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import inspect
 import io
 import json
+import os
 import pstats
 import shutil
 import subprocess
@@ -59,7 +66,7 @@ class _Loaded:
         raise NotImplementedError
 
 
-def _client(address: str, path: str, mode: str, batch: int, go: str) -> None:
+def _client(address: str, path: str, mode: str, batch: int, window: int, go: str) -> None:
     """One client process: load, connect, say ready, wait for the go file, feed, print
     JSON (records, wall and CPU seconds)."""
     import chronoray as cr
@@ -76,14 +83,23 @@ def _client(address: str, path: str, mode: str, batch: int, go: str) -> None:
             time.sleep(0.01)
         start, cpu = time.perf_counter(), time.process_time()
         result = client.ingest(
-            source, name=Path(path).name, batch_size=batch, arrow=mode != "records"
+            source,
+            name=Path(path).name,
+            batch_size=batch,
+            window=window,
+            arrow=mode != "records",
         )
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     print(json.dumps({"records": result.sent, "seconds": seconds, "cpu": cpu}))
 
 
 def _trial(
-    data: Path, mode: str, batch: int, workdir: Path, profile: cProfile.Profile | None = None
+    data: Path,
+    mode: str,
+    batch: int,
+    window: int,
+    workdir: Path,
+    profiles: list[cProfile.Profile] | None = None,
 ) -> dict[str, Any]:
     import chronoray as cr
     from chronoray.gateway import Gateway, GatewaySettings
@@ -91,17 +107,10 @@ def _trial(
 
     name = f"bench-arrow-{mode}-{time.monotonic_ns()}"
     graph = cr.GraphCluster.create(name, num_shards=2, log_dir=str(workdir / name))
-    original = GatewayService.Ingest
-    if profile is not None:
-
-        def profiled(self: Any, requests: Any, context: Any) -> Iterator[Any]:
-            profile.enable()  # the handler's thread: decoding, checks, the feed, acks
-            try:
-                yield from original(self, requests, context)
-            finally:
-                profile.disable()
-
-        GatewayService.Ingest = profiled  # type: ignore[method-assign]
+    originals = {n: getattr(GatewayService, n) for n in _PROFILED if hasattr(GatewayService, n)}
+    if profiles is not None:
+        for name, original in originals.items():
+            setattr(GatewayService, name, _profiled(original, profiles))
     try:
         settings = GatewaySettings(port=0, token=_TOKEN, output_dir=str(workdir / "out"))
         gateway = Gateway(graph, settings).start()
@@ -109,7 +118,7 @@ def _trial(
             go = workdir / f"go-{time.monotonic_ns()}"
             client = subprocess.Popen(
                 [sys.executable, "-m", "bench.gateway_arrow", "--client", gateway.address]
-                + [str(data), mode, str(batch), str(go)],
+                + [str(data), mode, str(batch), str(window), str(go)],
                 stdout=subprocess.PIPE,
                 text=True,
             )
@@ -129,7 +138,8 @@ def _trial(
         finally:
             gateway.stop(grace=0)
     finally:
-        GatewayService.Ingest = original  # type: ignore[method-assign]
+        for name, original in originals.items():
+            setattr(GatewayService, name, original)
         graph.shutdown()
     n = run["records"]
     return {
@@ -142,6 +152,42 @@ def _trial(
     }
 
 
+_PROFILED = ("Ingest", "_take_batches")
+"""The gateway's ingestion threads: the handler (acks; before the pipeline also the
+decoding, checks and feeding) and the stream's reader (decoding, checks, the feed)."""
+
+
+def _profiled(method: Any, profiles: list[cProfile.Profile]) -> Any:
+    """``method`` (a function or a generator function) run under a profile of its own,
+    in the thread that runs it, added to ``profiles``."""
+
+    def started() -> cProfile.Profile:
+        profile = cProfile.Profile()
+        profiles.append(profile)
+        profile.enable()
+        return profile
+
+    if inspect.isgeneratorfunction(method):
+
+        def generator(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            profile = started()
+            try:
+                yield from method(*args, **kwargs)
+            finally:
+                profile.disable()
+
+        return generator
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        profile = started()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            profile.disable()
+
+    return function
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=0, help="CollegeMsg lines (0: all).")
@@ -149,20 +195,36 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--big-batch", type=int, default=8192, help="A larger Arrow batch.")
     parser.add_argument("--trials", type=int, default=3, help="Runs per mode; median kept.")
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
-    parser.add_argument("--client", nargs=5, help=argparse.SUPPRESS)  # a client process
+    parser.add_argument(
+        "--window", type=int, default=8, help="Batches the client sends ahead of their ack."
+    )
+    parser.add_argument(
+        "--repeats",
+        default="1,5,20",
+        help="Stream lengths, in CollegeMsgs (k: the file k times over, times shifted).",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="The JSON of a run of other code (e.g. main's) on this bench, to compare with.",
+    )
+    parser.add_argument("--client", nargs=6, help=argparse.SUPPRESS)  # a client process
     args = parser.parse_args(argv)
     if args.client:
-        address, path, mode, batch, go = args.client
-        _client(address, path, mode, int(batch), go)
+        address, path, mode, batch, window, go = args.client
+        _client(address, path, mode, int(batch), int(window), go)
         return {}
     import ray
 
     from chronoray.datasets import collegemsg_path
 
+    before = json.loads(args.before.read_text()) if args.before else None
+    loads = [os.getloadavg()[0]]
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-gateway-arrow-"))
-    data = workdir / "collegemsg.txt"
     lines = collegemsg_path().read_text().splitlines(True)
-    data.write_text("".join(lines[: args.lines] if args.lines else lines))
+    lines = lines[: args.lines] if args.lines else lines
+    repeats = [int(k) for k in args.repeats.split(",")]
+    files = {k: _repeated(lines, k, workdir / f"collegemsg-x{k}.txt") for k in repeats}
     modes = [("records", args.batch), ("arrow", args.batch), ("arrow", args.big_batch)]
     ray.init(
         address="local",
@@ -173,28 +235,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         log_to_driver=False,
     )
     trials: dict[str, list[dict[str, Any]]] = {}
-    profile = cProfile.Profile()
+    profiles: list[cProfile.Profile] = []
     try:
         for _ in range(args.trials):
-            for mode, batch in modes:
-                trials.setdefault(f"{mode}, batch {batch}", []).append(
-                    _trial(data, mode, batch, workdir)
-                )
-        _trial(data, "arrow", args.big_batch, workdir, profile)
+            for k, data in files.items():
+                for mode, batch in modes:
+                    trials.setdefault(_label(mode, batch, k), []).append(
+                        _trial(data, mode, batch, args.window, workdir)
+                    )
+        _trial(files[repeats[-1]], "arrow", args.big_batch, args.window, workdir, profiles)
     finally:
+        loads.append(os.getloadavg()[0])
         ray.shutdown()
         shutil.rmtree(workdir, ignore_errors=True)
     runs = {label: median_run(r) for label, r in trials.items()}
-    records = runs[f"records, batch {args.batch}"]
+    by_size = {k: runs[_label("records", args.batch, k)] for k in repeats}
     text = io.StringIO()
-    stats = pstats.Stats(profile, stream=text)
+    stats = pstats.Stats(*profiles, stream=text)
     stats.sort_stats("tottime").print_stats(15)
-    own = _own_steps(stats, records["records"])
+    own = _own_steps(stats, by_size[repeats[-1]]["records"])
     result = {
         "benchmark": "gateway_arrow",
-        "records": records["records"],
+        "records": by_size[repeats[0]]["records"],
+        "repeats": repeats,
         "trials": args.trials,
-        "machine": machine(),
+        "client_window": args.window,
+        "machine": {**machine(), "load_1min_start_end": loads},
         "runs": runs,
         "ratios_vs_records": {
             label: {
@@ -202,8 +268,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "client_cpu": run["client_cpu_us"] / records["client_cpu_us"],
                 "gateway_cpu": run["gateway_cpu_us"] / records["gateway_cpu_us"],
             }
+            for k, records in by_size.items()
             for label, run in runs.items()
+            if label.endswith(f"x{k}")
         },
+        "before": None if before is None else _before(before, runs),
         "profile_top15": _trimmed(text.getvalue()),
         "gateway_steps_us_per_update": own,
     }
@@ -211,13 +280,49 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return result
 
 
+def _before(before: dict[str, Any], runs: dict[str, Any]) -> dict[str, Any]:
+    """Per mode both runs have: the earlier run's median and trials, and the ratio."""
+    return {
+        label: {
+            "rate": then["rate"],
+            "trial_rates": then["trial_rates"],
+            "ratio": runs[label]["rate"] / then["rate"],
+        }
+        for label, then in before["runs"].items()
+        if label in runs
+    }
+
+
+def _label(mode: str, batch: int, repeat: int) -> str:
+    return f"{mode}, batch {batch}, x{repeat}"
+
+
+def _repeated(lines: list[str], k: int, path: Path) -> Path:
+    """The SNAP lines ``k`` times over, each copy's times after the previous copy's (so
+    the stream stays in time order; offsets are line numbers), written to ``path``."""
+    rows = [line.split() for line in lines if line.strip()]
+    times = [int(r[2]) for r in rows]
+    span = max(times) - min(times) + 1
+    with path.open("w") as out:
+        for copy in range(k):
+            out.writelines(
+                f"{r[0]} {r[1]} {t + copy * span}\n" for r, t in zip(rows, times, strict=True)
+            )
+    return path
+
+
 _STEPS = {
     "arrow_updates_of": "decode + check (arrow_wire.arrow_updates_of)",
     "_fresh_columns": "resend skipping (_SourcePast._fresh_columns)",
     "_in_order_columns": "time order (_in_order_columns)",
     "_feed_items": "to the feed (service._feed_items)",
-    "run": "FeedPump.run (the feed, sending, waiting for the shards' logs)",
+    "run": "FeedPump.run (before the pipeline: the feed, sending, waiting for the logs)",
+    "offer": "FeedPump.offer (the reader: the feed, sending)",
+    "wait_logged": "FeedPump.wait_logged (the handler: waiting for the shards' logs)",
 }
+
+
+_PUMP = {"run", "offer", "wait_logged"}
 
 
 def _own_steps(stats: pstats.Stats, records: int) -> dict[str, float]:
@@ -225,7 +330,7 @@ def _own_steps(stats: pstats.Stats, records: int) -> dict[str, float]:
     table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
     out = dict.fromkeys(_STEPS.values(), 0.0)
     for (path, _, function), (_, _, _, cumulative, _) in table.items():
-        if function in _STEPS and (function != "run" or path.endswith("ingest.py")):
+        if function in _STEPS and (function not in _PUMP or path.endswith("ingest.py")):
             out[_STEPS[function]] += 1e6 * cumulative / records
     return out
 
@@ -244,11 +349,15 @@ def _trimmed(text: str) -> str:
 
 def _table(result: dict[str, Any]) -> str:
     lines = [
-        f"# Gateway ingestion, records vs Arrow IPC: {result['records']:,} CollegeMsg updates,"
-        " 2 shards, 1 client",
+        "# Gateway ingestion, records vs Arrow IPC: CollegeMsg, 2 shards, 1 client",
         "",
         f"Median of {result['trials']} interleaved trials per mode (machine: "
-        f"{result['machine']['cpus']} CPUs, shared with the shards and other work). CPU time"
+        f"{result['machine']['cpus']} CPUs, shared with the shards and other work; load"
+        " average over 1 min at the start and the end: "
+        f"{', '.join(f'{x:.1f}' for x in result['machine']['load_1min_start_end'])}). x1: "
+        f"CollegeMsg once ({result['records']:,} updates; a fresh graph's shards spend much"
+        " of it starting up), xk: k times over (times shifted), a longer stream. The client"
+        f" sends up to {result['client_window']} batches ahead of their acks. CPU time"
         " per update of the client process and of the gateway (this process: decoding,"
         " checks, the feed, acks; not the shards').",
         "",
@@ -262,6 +371,20 @@ def _table(result: dict[str, Any]) -> str:
             f"{run['client_cpu_us']:.1f} | {run['gateway_cpu_us']:.1f} | {run['edges']:,} | "
             f"{', '.join(f'{r:,}' for r in run['trial_rates'])} |"
         )
+    if result.get("before"):
+        lines += [
+            "",
+            "Against the code before (`--before`: the same bench on it, in the same sitting):",
+            "",
+            "| mode | before updates/s | trials before | now updates/s | now / before |",
+            "|---|---:|---|---:|---:|",
+        ]
+        for label, then in result["before"].items():
+            lines.append(
+                f"| {label} | {then['rate']:,.0f} | "
+                f"{', '.join(f'{r:,}' for r in then['trial_rates'])} | "
+                f"{result['runs'][label]['rate']:,.0f} | {then['ratio']:.2f} |"
+            )
     lines += ["", "| vs records | rate | client CPU | gateway CPU |", "|---|---:|---:|---:|"]
     for label, r in result["ratios_vs_records"].items():
         lines.append(
@@ -270,6 +393,16 @@ def _table(result: dict[str, Any]) -> str:
     lines += ["", "Gateway steps of one Arrow stream (cProfile, cumulative, us per update):", ""]
     lines += ["| step | us/update |", "|---|---:|"]
     lines += [f"| {k} | {v:.2f} |" for k, v in result["gateway_steps_us_per_update"].items()]
+    lines += [
+        "",
+        "Reading: the gateway's own work on an Arrow batch (decode, checks, offering it to the"
+        " feed) is about 1 us per update; the rest of its threads' time is waiting -- the"
+        " handler for the shards' logs (`wait_logged`, `ray.wait`) and for the reader (the"
+        " window's lock), the reader for the client. Before the pipeline that wait was"
+        " `FeedPump.run` per batch, serial; now the shards log one batch while the next are"
+        " sent, and the rate is what the shards' CPU gives on cores they share with this"
+        " process and the client.",
+    ]
     lines += ["", "Gateway side of one Arrow stream (cProfile, top 15 by own time):", "", "```"]
     lines += [result["profile_top15"], "```"]
     return "\n".join(lines) + "\n"

@@ -250,10 +250,7 @@ class FeedPump:
                     continue
                 with self.lock:
                     self._last_read = time.monotonic()
-                    if isinstance(update, UpdateBatch):
-                        self.feed.offer_batch(update, self._send_all)
-                    else:
-                        self._send_all(self.feed.offer(update))
+                    self._offer(update)
                     self._send_due()
                     self._last_read = time.monotonic()  # sending (waiting for room) is not idling
                 if self.feed.read >= next_tick:
@@ -267,6 +264,70 @@ class FeedPump:
             if end:
                 self.close()
             tick(self.feed.read)
+
+    def offer(self, updates: Iterable[Update | UpdateBatch]) -> None:
+        """Feed ``updates`` (or batches of them, as columns) and send the batches the feed
+        sealed, without waiting for the shards to log them (:meth:`wait_logged` waits).
+        What stays buffered is sent at once if every shard has room for another call, else
+        once one answered (in :meth:`wait_logged`): while the shards are busy, small offers
+        reach them together, in larger batches."""
+        with self.lock:
+            self._watching()
+            for update in updates:
+                self._offer(update)
+            self._send_if_room()
+
+    def _offer(self, update: Update | UpdateBatch) -> None:
+        if isinstance(update, UpdateBatch):
+            self.feed.offer_batch(update, self._send_all)
+        else:
+            self._send_all(self.feed.offer(update))
+
+    def _send_if_room(self) -> None:
+        """Send what the feed buffered if no shard is at ``max_inflight`` open calls (so
+        sending it waits for none)."""
+        if all(len(inflight) < self.max_inflight for inflight in self._inflight):
+            self._send_all(self.feed.flush())
+
+    def wait_logged(self, position: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds until the shards logged every update offered
+        through source position ``position`` (:attr:`SourceFeed.acked_offset`), taking
+        their answers meanwhile and sending what :meth:`offer` left buffered once they
+        have room; whether they did. A restarted shard gets its open batches again; a
+        shard holding updates to merge them with other sources' is long-polled. The lock
+        is not held while a shard is waited for: another thread may offer meanwhile."""
+        deadline = time.monotonic() + timeout
+        channel = self.feed.channel
+        while True:
+            with self.lock:
+                for shard in range(len(self.shards)):
+                    self._settle(shard, len(self._inflight[shard]))  # the answered ones
+                self._send_if_room()
+                self._tell_progress()
+                if self.feed.acked_offset >= position:
+                    return True
+                calls = [inflight[0][1] for inflight in self._inflight if inflight]
+                held = [
+                    (shard, opened[-1].last)
+                    for shard in range(len(self.shards))
+                    if not self._inflight[shard] and (opened := self.feed.open_batches(shard))
+                ]
+            wait = min(deadline - time.monotonic(), _WAIT)
+            if wait <= 0:
+                return False
+            if calls:
+                ray.wait(calls, num_returns=1, timeout=wait)
+            elif not held:  # held by the feed itself (a lateness): it goes on as it reads
+                time.sleep(min(wait, _POLL / 4))
+            for shard, last in held if not calls else []:
+                try:
+                    outcome = ray.get(self.shards[shard].wait_applied(channel, last, wait))
+                except ACTOR_ERRORS:
+                    with self.lock:
+                        self._resend(shard)
+                    continue
+                with self.lock:
+                    self._take(shard, outcome)
 
     def close(self) -> None:
         """Stop the watchdog (the source is done)."""

@@ -13,11 +13,11 @@ cannot grow: a client sends at most that far ahead of what the server took); cal
 at once; requests per second per client address.
 
 Graceful shutdown (:meth:`Gateway.stop`): health turns NOT_SERVING, no new call is
-accepted, ingestion streams end after the batch in progress (acknowledged if it was
-logged in time, else not: the client resends it after reconnecting and the graph skips
-what it applied), calls get ``grace`` seconds; then the server waits for every handler to
-finish its batch and closes the sources it fed. An acknowledgement is only ever sent for a
-batch the shards logged.
+accepted, ingestion streams take no new batch and end after the ones they took (each
+acknowledged if it was logged in time, else not: the client resends it after reconnecting
+and the graph skips what it applied), calls get ``grace`` seconds; then the server waits
+for every handler to finish its batches and closes the sources it fed. An acknowledgement
+is only ever sent for a batch the shards logged.
 
 The gateway watches its graph: while a shard's node is gone or a shard has not answered
 for 15 s, the health status of ``chronoray.v1.Gateway`` is NOT_SERVING; when the graph is

@@ -8,12 +8,19 @@ feeding already ABORTED, shards or a graph that are gone (or a gateway shutting 
 UNAVAILABLE.
 
 Ingestion is a source like any other: a stream's records go through the graph's own
-:class:`~shards.feed.SourceFeed` (:meth:`GraphCluster.feeding`) one client batch at a
-time, and the batch's acknowledgement is sent only once ``FeedPump.run`` returned, i.e.
-once the shards logged every record of it. The handler takes the next batch only after
-that, so what the server holds per stream is one batch plus what HTTP/2 flow control lets
-the client send ahead (``stream_window_bytes``): a producer faster than the graph waits
-in gRPC's flow control, and the server's memory stays bounded.
+:class:`~shards.feed.SourceFeed` (:meth:`GraphCluster.feeding`), pipelined. The stream's
+reader (a thread of its own) takes each client batch, checks it whole -- fields, resends
+(:class:`_SourcePast`), time order against all the stream offered before -- and offers it
+to the shards without waiting (``FeedPump.offer``); the handler sends the acknowledgements
+in batch order, each once ``FeedPump.wait_logged`` says the shards logged every record of
+its batch, after the graph's controller kept its offset. The reader takes a batch only
+while fewer than ``ingest_window`` are unacknowledged, so what the server holds per stream
+is at most that many batches plus what HTTP/2 flow control lets the client send ahead
+(``stream_window_bytes``): a producer faster than the graph waits in gRPC's flow control,
+and the server's memory stays bounded. A batch the reader refuses ends the stream after
+the batches taken before it are logged and acknowledged; nothing of it, nor after it, is
+offered. However a stream ends, its source closes only once all it offered is logged,
+and that offset is kept as acknowledged (a reopened stream resumes after it).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import math
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -125,16 +133,15 @@ class _Counters:
                 setattr(self, kind, getattr(self, kind) - 1)
                 self.lock.notify_all()
 
-    @contextmanager
-    def holding(self, records: int) -> Iterator[None]:
+    def hold(self, records: int) -> None:
+        """``records`` taken by an ingestion stream, until :meth:`release`."""
         with self.lock:
             self.held += records
             self.held_max = max(self.held_max, self.held)
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.held -= records
+
+    def release(self, records: int) -> None:
+        with self.lock:
+            self.held -= records
 
     def acked(self, records: int, arrow: bool) -> None:
         with self.lock:
@@ -173,7 +180,8 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
         self.limiter = limiter
         self.output_dir = Path(settings.output_dir).resolve()
         self.draining = threading.Event()
-        """Set when the server stops: streams end after the batch in progress."""
+        """Set when the server stops: streams take no new batch and end after the ones
+        they took."""
         self.counters = _Counters()
         self._analysis = threading.Lock()  # one Spark analysis at a time
         self._type_names = sorted(cls.__name__ for cls in graph.types.classes)
@@ -195,32 +203,86 @@ class GatewayService(pbg.GatewayServicer):  # type: ignore[misc]
                 past = self._past(source, pump)
                 opened = pb.IngestOpened(source=source, resume_after=past.acked)
                 yield pb.IngestResponse(opened=opened)
-                last = 0
-                for number, request in enumerate(requests, start=1):
-                    if self.draining.is_set():
-                        raise ShuttingDown(
-                            "the gateway is shutting down: reconnect and send again after "
-                            "your last acknowledged batch"
+                window = _Window(self.settings.ingest_window)
+                reader = threading.Thread(
+                    target=self._take_batches,
+                    args=(requests, source, past, pump, window, client),
+                    name=f"gateway-ingest-{source}",
+                    daemon=True,
+                )
+                reader.start()
+                try:
+                    while (taken := window.next()) is not None:
+                        if taken.fresh:
+                            while not pump.wait_logged(taken.last, _POLL):
+                                pass
+                            # kept before the client is told (a reopen resumes after it)
+                            pump.controller.source_acked(source, taken.last)
+                        window.acked()
+                        self.counters.release(taken.records)
+                        self.counters.acked(taken.records, taken.arrow)
+                        ack = pb.IngestAck(
+                            batch=taken.number,
+                            through_offset=taken.last,
+                            records=taken.records,
+                            skipped=taken.skipped,
                         )
-                    updates = self._updates(request, source, last)
-                    fresh = past.fresh(updates)
-                    _in_order(pump, fresh)
-                    if self.limiter is not None:
-                        self.limiter.wait(client)
-                    with self.counters.holding(len(updates)):
-                        skipped = pump.feed.skipped - len(updates) + len(fresh)
-                        pump.run(_feed_items(fresh), _no_tick)  # returns once all is logged
-                    last = _last_offset(updates)
-                    if fresh:  # kept before the client is told (a reopen resumes after it)
-                        pump.controller.source_acked(source, last)
-                    self.counters.acked(len(updates), isinstance(updates, ArrowUpdates))
-                    ack = pb.IngestAck(
-                        batch=number,
-                        through_offset=last,
-                        records=len(updates),
-                        skipped=pump.feed.skipped - skipped,
+                        yield pb.IngestResponse(ack=ack)
+                finally:
+                    self.counters.release(window.stop(pump.lock))
+                    # all it fed is logged before the source closes (its frontier then
+                    # stops holding other sources' updates back), and kept as acknowledged:
+                    # a reopened stream resumes after it, even if this one could not tell
+                    # its client (a broken connection)
+                    while not pump.wait_logged(window.offered, _POLL):
+                        pass
+                    if window.offered > past.acked:
+                        pump.controller.source_acked(source, window.offered)
+
+    def _take_batches(
+        self,
+        requests: Iterator[pb.IngestRequest],
+        source: str,
+        past: _SourcePast,
+        pump: FeedPump,
+        window: _Window,
+        client: str,
+    ) -> None:
+        """The reader of an ingestion stream (a thread of its own): take each batch once
+        ``window`` has room, check it and offer it to ``pump`` without waiting for the
+        shards; end at the stream's end or at the first failure, which ``window`` keeps
+        for the handler (it acknowledges the batches taken before it, then refuses)."""
+        last, number = 0, 0
+        try:
+            while window.room():  # the next request is pulled from gRPC only then
+                request = next(requests, None)
+                if request is None:
+                    return
+                number += 1
+                if self.draining.is_set():
+                    raise ShuttingDown(
+                        "the gateway is shutting down: reconnect and send again after "
+                        "your last acknowledged batch"
                     )
-                    yield pb.IngestResponse(ack=ack)
+                updates = self._updates(request, source, last)
+                fresh = past.fresh(updates)
+                if self.limiter is not None:
+                    self.limiter.wait(client)
+                last = _last_offset(updates)
+                with pump.lock:  # checked against the feed as it is when offered
+                    if window.stopped:
+                        return
+                    _in_order(pump, fresh)
+                    skipped = pump.feed.skipped - len(updates) + len(fresh)
+                    pump.offer(_feed_items(fresh))
+                    self.counters.hold(len(updates))
+                    arrow = isinstance(updates, ArrowUpdates)
+                    skipped = pump.feed.skipped - skipped
+                    window.add(_Taken(number, last, len(updates), skipped, arrow, bool(fresh)))
+        except Exception as exc:
+            window.fail(exc)
+        finally:
+            window.end()
 
     def _past(self, source: str, pump: FeedPump) -> _SourcePast:
         """What ``source`` fed the graph before this stream: the last offset acknowledged
@@ -547,6 +609,86 @@ class _SourcePast:
                 f"(through offset {self.fed}): a source cannot go back in time",
             )
         return fresh
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    """A client batch the server took: checked and offered to the shards, not
+    acknowledged yet. ``fresh``: some of its records were not acknowledged before."""
+
+    number: int
+    last: int
+    records: int
+    skipped: int
+    arrow: bool
+    fresh: bool
+
+
+class _Window:
+    """The batches one ingestion stream took and has not acknowledged yet, between its
+    reader thread, which takes at most ``most`` of them, and its handler, which
+    acknowledges them in order once they are logged."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.stopped = False
+        """Set by the handler: the reader takes and offers nothing more."""
+        self.offered = 0
+        """The last offset offered to the shards."""
+        self._taken: deque[_Taken] = deque()
+        self._ended = False
+        self._error: Exception | None = None
+        self._changed = threading.Condition()
+
+    def room(self) -> bool:
+        """Wait until fewer than ``most`` batches are taken; ``False``: the handler
+        stopped."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.stopped or len(self._taken) < self.most)
+            return not self.stopped
+
+    def add(self, taken: _Taken) -> None:
+        with self._changed:
+            self._taken.append(taken)
+            if taken.fresh:
+                self.offered = taken.last
+            self._changed.notify_all()
+
+    def fail(self, error: Exception) -> None:
+        """The reader stopped at ``error``: raised by :meth:`next` after the batches
+        taken before it."""
+        self._error = error
+
+    def end(self) -> None:
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def next(self) -> _Taken | None:
+        """The oldest batch not acknowledged (it stays taken until :meth:`acked`);
+        ``None`` once the reader ended and every batch was acknowledged, or the reader's
+        failure."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._taken or self._ended)
+            if self._taken:
+                return self._taken[0]
+            if self._error is not None:
+                raise self._error
+            return None
+
+    def acked(self) -> None:
+        with self._changed:
+            self._taken.popleft()
+            self._changed.notify_all()
+
+    def stop(self, feeding: threading.RLock) -> int:
+        """Stop the reader (taken under the pump's lock ``feeding``, which it holds while
+        it offers, so nothing is offered after this returns); the records taken and not
+        acknowledged."""
+        with feeding, self._changed:
+            self.stopped = True
+            self._changed.notify_all()
+            return sum(t.records for t in self._taken)
 
 
 @contextmanager

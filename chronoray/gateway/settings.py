@@ -62,6 +62,11 @@ class GatewaySettings:
     stream_window_bytes: int = 1024 * 1024
     """HTTP/2 flow-control window of a stream: what a client can send ahead of what the
     server took (bounds the server's memory per ingestion stream)."""
+    ingest_window: int = 4
+    """Batches of an ingestion stream the server takes ahead of their acknowledgement:
+    checked and fed to the shards while earlier ones are still being logged (1: one at a
+    time). With ``max_batch_records`` (or ``max_message_bytes``) it bounds what the
+    server holds per stream, besides ``stream_window_bytes``."""
     rate_limit: float = 1000.0
     """Requests per second per client address (calls, stream opens and ingestion batches;
     0: no limit). Calls over it are refused with RESOURCE_EXHAUSTED; batches wait."""
@@ -78,7 +83,7 @@ class GatewaySettings:
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {self.port}")
-        for name in ("max_batch_records", "max_calls", "rate_burst"):
+        for name in ("max_batch_records", "ingest_window", "max_calls", "rate_burst"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("max_message_bytes", "stream_window_bytes"):

@@ -151,6 +151,10 @@ def test_settings_come_from_the_gateway_table_then_env_then_arguments(tmp_path, 
         GatewaySettings.load(None, colour="red")
     with pytest.raises(ValueError, match="both tls_cert and tls_key"):
         GatewaySettings(tls_cert="c.pem")
+    with pytest.raises(ValueError, match="ingest_window must be >= 1, got 0"):
+        GatewaySettings(ingest_window=0)
+    monkeypatch.setenv("CHRONORAY_GATEWAY_INGEST_WINDOW", "2")
+    assert GatewaySettings.load(None).ingest_window == 2
     assert "secret" not in repr(GatewaySettings(token="secret"))
 
 
