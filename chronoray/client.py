@@ -404,7 +404,7 @@ class GatewayClient:
         *,
         name: str | None = None,
         batch_size: int = 1000,
-        window: int | None = 2,
+        window: int | None = 4,
         retry: float = 0.0,
         on_ack: Callable[[pb.IngestAck], None] | None = None,
         arrow: bool | None = None,
@@ -413,7 +413,8 @@ class GatewayClient:
         as their source name; unstamped ones are numbered by position) through the
         gateway, ``batch_size`` records per batch, and return once every record is
         acknowledged (logged). ``window``: batches sent ahead of their acknowledgement
-        (``None``: as many as gRPC's flow control lets through -- more queued, longer
+        (default 4, the server's default ``ingest_window``: what keeps its pipeline full;
+        ``None``: as many as gRPC's flow control lets through -- more queued, longer
         waits for each ack, no more throughput). ``retry``: seconds to keep reconnecting
         while the server is unavailable or the source still busy (the source is read
         again, from where the graph stands). ``on_ack`` gets every acknowledgement as it
