@@ -80,6 +80,12 @@ def gateway_setting(field: str, *decls: str, **kwargs: Any) -> Callable[[F], F]:
     help="Where snapshots and analyses asked for are written  [default: chronoray-gateway]",
 )
 @gateway_setting(
+    "ingest_window",
+    "--ingest-window",
+    type=click.IntRange(min=1),
+    help="Batches of an ingestion stream taken ahead of their acknowledgement  [default: 4]",
+)
+@gateway_setting(
     "grace", "--grace", type=float, help="Seconds calls get at shutdown  [default: 10]"
 )
 @click.option("--detach", is_flag=True, help="Run the gateway as a Ray actor of the graph.")

@@ -188,3 +188,16 @@ def test_the_rate_limiter_refills_per_client():
     assert limiter.take("a", now=0.1) == 0.0
     assert limiter.take("a", now=10.0) == 0.0  # full again, never more than the burst
     assert [limiter.take("a", now=10.0) for _ in range(3)][-1] > 0
+
+
+def test_serve_takes_the_ingest_window_as_an_option():
+    from click.testing import CliRunner
+
+    from chronoray.cli import main
+
+    runner = CliRunner()
+    shown = runner.invoke(main, ["serve", "--help"], terminal_width=200)
+    assert shown.exit_code == 0
+    assert "--ingest-window" in shown.output and "CHRONORAY_GATEWAY_INGEST_WINDOW" in shown.output
+    refused = runner.invoke(main, ["serve", "--graph", "g", "--ingest-window", "0"])
+    assert refused.exit_code == 2 and "--ingest-window" in refused.output
