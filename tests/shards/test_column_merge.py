@@ -20,11 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shards.codec import Channels, EdgeRun, decode_commands, decode_events, encode_commands
+from shards.codec import Channels, EdgeRun, decode_commands, encode_commands
 from shards.coordinator import Promise
 from shards.core import Batch, ShardCore
 from shards.feed import SourceFeed
 from shards.logstore import LogName, LogStore, MemoryLogStore
+from shards.replay import read_commands
+from tests.shards.log_helpers import logged_events
 from vertex.columns import UpdateBatch
 
 pytestmark = pytest.mark.usefixtures("temporal_columns_at_once")
@@ -56,16 +58,8 @@ def _as_items(batch: Batch) -> Batch:
 
 
 def _entries(store: LogStore) -> Any:
-    events = []
-    for _, value in store.scan(LogName.EVENTS, 1):
-        block = decode_events(value)
-        events += zip(
-            block.vertex, block.clock, block.time, block.state, block.edge, block.ins, strict=True
-        )
-    commands = [
-        entry for _, value in store.scan(LogName.COMMANDS, 1) for entry in decode_commands(value)
-    ]
-    return events, commands
+    """The events log's entries and the commands log's (worker clocks included)."""
+    return logged_events(store), list(read_commands(store))
 
 
 def _state(core: ShardCore) -> Any:

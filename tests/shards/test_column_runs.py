@@ -37,6 +37,7 @@ from shards.core import Batch, ShardCore
 from shards.local import LocalRuntime
 from shards.logstore import LogBatch, LogName, LogStore, MemoryLogStore
 from shards.replay import LogReplay, read_commands
+from tests.shards.log_helpers import logged_events
 from vertex.columns import UpdateBatch
 from vertex.records import Update
 
@@ -270,13 +271,7 @@ def test_columns_behind_a_gate_of_two_sources_stay_exact() -> None:
 
 
 def _entries(store: LogStore) -> Any:
-    events = []
-    for _, value in store.scan(LogName.EVENTS, 1):
-        block = decode_events(value)
-        events += zip(
-            block.vertex, block.clock, block.time, block.state, block.edge, block.ins, strict=True
-        )
-    return events, [e[1:] for e in read_commands(store)]
+    return logged_events(store), [e[1:] for e in read_commands(store)]
 
 
 class _Watching:
