@@ -297,7 +297,6 @@ class FeedPump:
         shard holding updates to merge them with other sources' is long-polled. The lock
         is not held while a shard is waited for: another thread may offer meanwhile."""
         deadline = time.monotonic() + timeout
-        channel = self.feed.channel
         while True:
             with self.lock:
                 for shard in range(len(self.shards)):
@@ -320,14 +319,7 @@ class FeedPump:
             elif not held:  # held by the feed itself (a lateness): it goes on as it reads
                 time.sleep(min(wait, _POLL / 4))
             for shard, last in held if not calls else []:
-                try:
-                    outcome = ray.get(self.shards[shard].wait_applied(channel, last, wait))
-                except ACTOR_ERRORS:
-                    with self.lock:
-                        self._resend(shard)
-                    continue
-                with self.lock:
-                    self._take(shard, outcome)
+                self._wait_applied(shard, last, wait)
 
     def close(self) -> None:
         """Stop the watchdog (the source is done)."""
@@ -463,27 +455,35 @@ class FeedPump:
         that restarted meanwhile gets its open batches again. The lock is not held while
         a shard is waited for (unless the caller holds it): a time cut asks this pump
         meanwhile."""
-        channel = self.feed.channel
         with self.lock:
             for shard in range(len(self.shards)):
                 self._settle(shard, 0)
             self._tell_progress()
-        for shard, actor in enumerate(self.shards):
+        for shard in range(len(self.shards)):
             while opened := self.feed.open_batches(shard):
-                try:
-                    outcome = ray.get(actor.wait_applied(channel, opened[-1].last, _WAIT))
-                except ACTOR_ERRORS:
+                if self._wait_applied(shard, opened[-1].last, _WAIT):
                     with self.lock:
-                        self._resend(shard)
-                    continue
-                with self.lock:
-                    self._take(shard, outcome)
-                    self._tell_progress()
-                    if self.feed.open_batches(shard):
-                        self._status(f"shard {shard} merging this source with the others")
+                        self._tell_progress()
+                        if self.feed.open_batches(shard):
+                            self._status(f"shard {shard} merging this source with the others")
             self._status(None)
         with self.lock:
             self._tell_progress()
+
+    def _wait_applied(self, shard: int, last: int, wait: float) -> bool:
+        """Long-poll ``shard`` until it applied this source through position ``last`` (at
+        most ``wait`` seconds) and take its answer (``True``); a shard that restarted gets
+        its open batches again instead (``False``). The lock is not held while the shard
+        is waited for."""
+        try:
+            outcome = ray.get(self.shards[shard].wait_applied(self.feed.channel, last, wait))
+        except ACTOR_ERRORS:
+            with self.lock:
+                self._resend(shard)
+            return False
+        with self.lock:
+            self._take(shard, outcome)
+        return True
 
     def _quiet_through(self, t: float) -> None:
         """Return once no shard holds a message of time ``<= t`` (what a vertex removal
