@@ -829,6 +829,12 @@ class _ColumnRun:
     def __len__(self) -> int:
         return len(self.position)
 
+    def kind(self) -> tuple[Any, ...]:
+        """What runs must share to be one run (:meth:`concat`): class, each column's
+        dtype and the properties' Arrow type."""
+        dtypes = tuple(c.dtype for c in self._columns())
+        return type(self), dtypes, None if self.props is None else self.props.type
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
@@ -880,7 +886,7 @@ class _ColumnRun:
 
     @classmethod
     def concat(cls, runs: list[Self]) -> Self:
-        """The rows of ``runs`` (of one source; messages: one payload schema) in order."""
+        """The rows of ``runs`` (of one source and one :meth:`kind`) in order."""
         if len(runs) == 1:
             return runs[0]
         columns = (np.concatenate([getattr(r, c) for r in runs]) for c in cls.COLUMNS)

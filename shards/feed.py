@@ -109,7 +109,7 @@ class _Buffer:
     def add_run(self, run: EdgeRun | MessageRun) -> None:
         if not len(run):
             return
-        if self.runs and type(self.runs[0]) is not type(run):
+        if self.runs and self.runs[0].kind() != run.kind():  # cannot be one run
             self.rows = self.items()
             self.runs = []
         if self.rows:
