@@ -21,6 +21,25 @@ the ``Computation`` object), and then:
   aggregated (:meth:`Computation.value`, :meth:`Computation.summarize`,
   :meth:`Computation.combine`, :meth:`Computation.finalize`).
 
+**Change batches.** While a shard applies a run of stream edges through its columns
+(:mod:`shards.temporal`: the built-in temporal class, edges without properties), building a
+:class:`~shards.observe.VertexChange` per execution would cost more than the execution.
+A computation that can take the run's changes together lets the shard keep that path:
+
+* override :meth:`Computation.on_changes` to read the run's :class:`ChangeBatch` as
+  columns (what :class:`~ephemeral.algorithms.DegreeHistogram` does), or
+* set :attr:`Computation.net_changes` when :meth:`Computation.on_change` is right when
+  it gets, per vertex and batch, *one* change with the batch's net effect (what WCC, BFS
+  and PageRank do).
+
+Either holds only where it is declared by the class that defines ``on_change`` or a
+subclass of it (a subclass that overrides ``on_change`` alone goes back to one change per
+execution). In a batch, vertices the batch created (or that did not match before) are
+activated first, as they are after the batch; the changes of the others follow. While
+any running computation, or a notification stream, needs every execution one by one,
+the shard runs such runs row by row and calls :meth:`Computation.on_change` per
+execution, as it always did.
+
 Hooks run on the shard, one at a time, so they need no locks; an exception in a hook is
 counted in the computation's ``errors`` and the rest of that hook's effects still apply
 (messages already sent stay sent). Hooks should be quick: they delay the shard.
@@ -29,13 +48,22 @@ counted in the computation's ``errors`` and the rest of that hook's effects stil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from shards.observe import VertexChange, VertexView
+import numpy as np
+
+from shards.observe import ChangeBatch, VertexChange, VertexView
 from vertex.annotations import mark_module_api
 from vertex.records import VertexId
 
-__all__ = ["Computation", "EphemeralContext", "VertexView"]
+__all__ = [
+    "ChangeBatch",
+    "ChangesContext",
+    "Computation",
+    "EphemeralContext",
+    "VertexView",
+    "batch_hook",
+]
 
 
 class EphemeralContext:
@@ -98,6 +126,49 @@ class EphemeralContext:
         self.inactive = True
 
 
+class ChangesContext:
+    """What :meth:`Computation.on_changes` sees for one batch.
+
+    ``rows``: a bool mask of the batch's rows whose vertex was active before the batch
+    (those the hook is for; the others' vertices were just activated); ``states``: the
+    computation's per-vertex ephemeral states on this shard, by vertex id (read and assign
+    them); ``aggregate``: the per-shard aggregate (mutable, or assign a new one);
+    ``computation``: the computation object. :meth:`send` and :meth:`send_many` send
+    messages as :class:`EphemeralContext` does; :meth:`deactivate` ends a vertex's
+    participation.
+    """
+
+    __slots__ = ("rows", "states", "aggregate", "computation", "_send", "_send_many")
+
+    def __init__(
+        self,
+        rows: np.ndarray,
+        states: dict[VertexId, Any],
+        aggregate: Any,
+        computation: Computation,
+        send: Callable[[VertexId, Any], None],
+        send_many: Callable[[Iterable[VertexId], Any], None],
+    ) -> None:
+        self.rows = rows
+        self.states = states
+        self.aggregate = aggregate
+        self.computation = computation
+        self._send = send
+        self._send_many = send_many
+
+    def send(self, dst: VertexId, payload: Any) -> None:
+        """Send ``payload`` to the computation's instance on vertex ``dst``."""
+        self._send(dst, payload)
+
+    def send_many(self, dsts: Iterable[VertexId], payload: Any) -> None:
+        """Send ``payload`` to each of ``dsts``."""
+        self._send_many(dsts, payload)
+
+    def deactivate(self, vertex_id: VertexId) -> None:
+        """Drop ``vertex_id``'s ephemeral state and stop running hooks on it."""
+        self.states.pop(vertex_id, None)
+
+
 class Computation:
     """Base class of ephemeral computations; override the hooks you need.
 
@@ -137,6 +208,16 @@ class Computation:
         it changed (``change.added_out``, ``change.old_state``...). After a deletion
         (``change.deleted``) the vertex's ephemeral state is dropped."""
 
+    net_changes: ClassVar[bool] = False
+    """Whether :meth:`on_change` is right when a vertex's executions in one change batch
+    reach it as one change, their net effect (see the module doc, *Change batches*)."""
+
+    def on_changes(self, ctx: ChangesContext, batch: ChangeBatch) -> None:
+        """Runs once per change batch with its columns (see the module doc, *Change
+        batches*), for the rows in ``ctx.rows``. Not overridden: the shard runs such runs
+        row by row for this computation, unless :attr:`net_changes` is set."""
+        raise NotImplementedError
+
     def on_message(self, ctx: EphemeralContext, msg: Any) -> None:
         """Runs for each message of this computation sent to the vertex."""
 
@@ -163,6 +244,27 @@ class Computation:
         """Per-vertex results from raw values and the aggregated result (default: as is).
         A vertex left out has no result (e.g. not reached)."""
         return values
+
+
+def batch_hook(computation: Computation) -> Literal["columns", "net"] | None:
+    """How ``computation`` takes change batches: ``"columns"`` (its own
+    :meth:`Computation.on_changes`), ``"net"`` (one net change per vertex and batch to
+    :meth:`Computation.on_change`) or ``None`` (one change per execution). A declaration
+    counts only where the class that makes it defines ``on_change`` or derives from the
+    one that does."""
+    cls = type(computation)
+    change_owner = _owner(cls, "on_change")
+    changes_owner = _owner(cls, "on_changes")
+    if changes_owner is not Computation and issubclass(changes_owner, change_owner):
+        return "columns"
+    if cls.net_changes and issubclass(_owner(cls, "net_changes"), change_owner):
+        return "net"
+    return None
+
+
+def _owner(cls: type, name: str) -> type:
+    """The class of ``cls``'s MRO whose body defines ``name``."""
+    return next(c for c in cls.__mro__ if name in vars(c))
 
 
 mark_module_api(globals(), public=("Computation",))

@@ -3,7 +3,13 @@
 One host is attached to each ``ShardCore`` (as its :class:`~shards.observe.ShardObserver`).
 The core calls :meth:`LiveHost.vertex_changed` after every successful behavior execution;
 the host runs the active computations on that vertex, feeds the subscriptions' buffers and
-updates the indexes. Computation messages wait in per-destination-shard outboxes (combined
+updates the indexes. While every running computation takes change batches
+(:func:`~ephemeral.computation.batch_hook`) and no notification stream is open, the host
+``takes_batches``: the rows of column runs come as one :meth:`LiveHost.changes` per
+stretch, which updates the indexes once per touched vertex and hands each computation the
+batch (its ``on_changes``) or one net change per vertex (its ``on_change``).
+
+Computation messages wait in per-destination-shard outboxes (combined
 per vertex when the computation allows it) until the core takes them into its next batch
 for that shard, as the batch's unlogged side part.
 
@@ -19,7 +25,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ephemeral.computation import Computation, EphemeralContext
+import numpy as np
+
+from ephemeral.computation import ChangesContext, Computation, EphemeralContext, batch_hook
 from ephemeral.index import ShardIndex, declared_indexes
 from ephemeral.notify import (
     Lagged,
@@ -28,7 +36,7 @@ from ephemeral.notify import (
     ShardStream,
     replay_notifications,
 )
-from shards.observe import ShardView, VertexChange, VertexView
+from shards.observe import ChangeBatch, ShardView, VertexChange, VertexView
 from shards.routing import shard_of
 from vertex.records import VertexId
 
@@ -47,11 +55,13 @@ class _Run:
     states: dict[VertexId, Any] = field(default_factory=dict)
     inbox: dict[VertexId, list[Any]] = field(default_factory=dict)  # for vertices not here yet
     changes: int = 0
+    batches: int = 0
     messages: int = 0
     dropped: int = 0
     errors: int = 0
     recent_errors: list[str] = field(default_factory=list)
     senders: tuple[Any, Any] | None = None
+    takes: str | None = None  # how it takes change batches (``batch_hook``)
 
 
 class LiveHost:
@@ -60,6 +70,7 @@ class LiveHost:
     def __init__(self) -> None:
         self.core: ShardView | None = None
         self.watching = False
+        self.takes_batches = False
         self.wake: Callable[[], None] | None = None
         self._runs: dict[str, _Run] = {}
         self._streams: dict[str, ShardStream] = {}
@@ -117,6 +128,49 @@ class LiveHost:
                 elif not change.deleted:
                     self._maybe_activate(run, view)
 
+    def changes(self, batch: ChangeBatch) -> None:
+        """Indexes and computations for a stretch of a column run (see the module doc)."""
+        net = batch.net_changes() if self._indexes or self._wants_net() else None
+        if net is not None and self._indexes:
+            for change in net:
+                for index in self._indexes.values():
+                    index.update(change.vertex_id, change.type_name, change.state)
+        for run in list(self._runs.values()):
+            self._run_changes(run, batch, net)
+
+    def _wants_net(self) -> bool:
+        return any(run.takes == "net" for run in self._runs.values())
+
+    def _run_changes(self, run: _Run, batch: ChangeBatch, net: list[VertexChange] | None) -> None:
+        """One computation's part of :meth:`changes`: activate the touched vertices not
+        active yet (as they are after the batch), then the others' changes."""
+        states = run.states
+        touched = batch.touched.tolist()
+        active = np.fromiter((vid in states for vid in touched), np.bool_, len(touched))
+        for k in np.flatnonzero(~active).tolist():
+            self._maybe_activate(run, batch.views[k])
+        run.batches += 1
+        if not active.any():
+            return
+        comp = run.computation
+        if run.takes == "columns":
+            rows = active[batch.touched_index]
+            run.changes += int(rows.sum())
+            assert run.senders is not None
+            ctx = ChangesContext(rows, states, run.aggregate, comp, *run.senders)
+            try:
+                comp.on_changes(ctx, batch)
+            except Exception as exc:
+                self._error(run, "a change batch", comp.on_changes, exc)
+            run.aggregate = ctx.aggregate
+            return
+        assert net is not None
+        for k in np.flatnonzero(active).tolist():
+            change = net[k]
+            if change.vertex_id in states:  # an earlier hook may have deactivated it
+                run.changes += 1
+                self._run_hook(run, change.vertex, comp.on_change, change)
+
     def side_pending(self, dest: int) -> int:
         """Computation messages waiting for shard ``dest``."""
         return len(self._lists[dest]) + len(self._combined[dest])
@@ -167,6 +221,7 @@ class LiveHost:
             raise ValueError(f"a computation {cid!r} is already running")
         run = self._runs[cid] = _Run(computation, computation.new_aggregate())
         run.senders = self._sender(cid, computation)
+        run.takes = batch_hook(computation)
         self._update_watching()
         return sum(self._maybe_activate(run, view) for view in self.core.vertex_views())
 
@@ -204,6 +259,7 @@ class LiveHost:
         return {
             "active": len(run.states),
             "changes": run.changes,
+            "batches": run.batches,
             "messages": run.messages,
             "waiting": sum(len(v) for v in run.inbox.values()),
             "dropped": run.dropped,
@@ -383,3 +439,6 @@ class LiveHost:
 
     def _update_watching(self) -> None:
         self.watching = bool(self._runs or self._streams or self._indexes)
+        self.takes_batches = self.watching and not self._streams and all(
+            run.takes is not None for run in self._runs.values()
+        )

@@ -192,7 +192,8 @@ class LiveComputation:
 
     def stats(self) -> dict[str, Any]:
         """Counters summed over shards: active vertices, changes and messages handled,
-        messages waiting for a vertex not created yet, dropped, errors (with examples)."""
+        change batches taken (``batches``), messages waiting for a vertex not created
+        yet, dropped, errors (with examples)."""
         total: dict[str, Any] = {"recent_errors": []}
         for part in self._on_all("stats", self.id):
             for key, value in part.items():

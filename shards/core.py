@@ -79,6 +79,8 @@ from shards.codec import (
     K_UPDATE,
     K_USER,
     SCHEMA_KEY,
+    TEMPORAL_CREATED,
+    TEMPORAL_NEW,
     Channels,
     CheckpointColumns,
     Cursor,
@@ -112,7 +114,7 @@ from shards.execute import (
     settle,
 )
 from shards.logstore import LogCorrupted, LogName, LogStore
-from shards.observe import ShardObserver, VertexChange, VertexView
+from shards.observe import ChangeBatch, ShardObserver, VertexChange, VertexView
 from shards.protocol import Outcome, ShardStats
 from shards.records import VertexRecord, set_edge
 from shards.replay import (
@@ -322,11 +324,7 @@ class _Queue:
 def _mergeable_columns(queues: Iterable[_Queue]) -> bool:
     """Whether the queues hold column runs only, all of one kind (class, time type,
     halves and properties' type): what :meth:`ShardCore._merge_columns` merges."""
-    kinds = {
-        (type(run), run.time.dtype, q.halves, None if run.props is None else run.props.type)
-        for q in queues
-        for run in (() if q.items else q.runs)
-    }
+    kinds = {(run.kind(), q.halves) for q in queues for run in (() if q.items else q.runs)}
     return len(kinds) == 1 and all(not q.items for q in queues)
 
 
@@ -974,16 +972,20 @@ class ShardCore:
         other row -- a new vertex, a class without the built-in direct hooks, a hook that
         raises -- gets its exact message and the general path. Where nothing can run
         direct (no stream edges, an observer watching) the items run as :meth:`_run`'s.
-        Logged as its columns."""
+        An observer that takes change batches does not stop the temporal columns: their
+        rows reach it as :class:`~shards.observe.ChangeBatch` es. Logged as its columns."""
         if isinstance(run, MessageRun):
             return self._run_message_columns(channel, run, halves, block, released)
         observer = self._observer
-        if not (halves and self.stream_edges) or (observer is not None and observer.watching):
+        watched = observer is not None and observer.watching
+        if not (halves and self.stream_edges) or (watched and not observer.takes_batches):  # type: ignore[union-attr]
             return self._run(channel, run.items(), halves, block, released, run)
         if fits(run):
             self._column_rows += len(run)
             if self._temporal is not None or self._column_rows > TEMPORAL_AFTER:
                 return self._run_temporal(channel, run, block, released)
+        if watched:  # every other row is seen one by one
+            return self._run(channel, run.items(), halves, block, released, run)
         self._settle()
         first = self._wc + 1
         run_row = self._run_row
@@ -1007,7 +1009,10 @@ class ShardCore:
         the rows of vertices in them run in one compiled pass, logged as columns; at a row
         whose vertex is not in them the pass stops, the row runs as in
         :meth:`_run_columns` (a new vertex is created), its vertex is taken in if it
-        fits, and the pass goes on after it."""
+        fits, and the pass goes on after it. Where an observer watches (it takes change
+        batches, :meth:`_run_columns`), each stretch the pass ran is written back and
+        handed to it as a :class:`~shards.observe.ChangeBatch`, and a row between
+        stretches takes the general path, which shows it its change."""
         columns = self._temporal
         if columns is None or columns.dtype != run.time.dtype:
             self._settle()
@@ -1019,6 +1024,9 @@ class ShardCore:
         out = columns.outputs(len(run))
         n, i = len(run), 0
         halves, vids, others, times = run.half, run.vertex, run.other, run.time
+        observer = self._observer
+        if observer is not None and not observer.watching:
+            observer = None
         self._stream_batch = True
         try:
             while i < n:
@@ -1026,12 +1034,18 @@ class ShardCore:
                 if stop > i:
                     self._vertices.update(columns.created(run, out, i, stop))
                     entries = columns.entries(run, out, i, stop)
+                    wc = self._wc + 1
                     self._ran_temporal(entries, new_edges, creates, block)
+                    if observer is not None:
+                        observer.changes(self._changed(columns, entries, out, run, i, wc))
                 if stop == n:
                     break
                 vid = vids[stop].item()
                 half, other, ts = int(halves[stop]), others[stop].item(), times[stop].item()
-                self._run_row(half, vid, other, {}, ts, block, released)
+                if observer is None:
+                    self._run_row(half, vid, other, {}, ts, block, released)
+                else:
+                    self._execute(run_message(half, vid, other, {}, ts), block, released)
                 i = stop + 1
                 if creates is None:  # the first vertex of its type makes its plan
                     creates = self._creates()
@@ -1062,6 +1076,46 @@ class ShardCore:
             self.max_time = latest
         if block is not None:
             block.add_temporal(entries, creates)
+
+    @staticmethod
+    def _changed(
+        columns: TemporalColumns,
+        entries: TemporalEntries,
+        out: tuple[np.ndarray, np.ndarray],
+        run: EdgeRun,
+        start: int,
+        wc: int,
+    ) -> ChangeBatch:
+        """What a stretch of the temporal pass changed (rows ``start ..``, the first at
+        worker clock ``wc``), for an observer: the touched vertices' states before it are
+        taken, then the columns are written back into the records."""
+        n = len(entries)
+        flags = entries.flags
+        created = (flags & TEMPORAL_CREATED) != 0
+        rows = columns.record_rows(out, start, start + n)
+        _, first = np.unique(entries.vertex, return_index=True)
+        first.sort()
+        records = columns.records
+        views, old_states = [], []
+        ids, at, made_here = entries.vertex[first], rows[first], created[first]
+        for vid, row, made in zip(ids.tolist(), at.tolist(), made_here.tolist(), strict=True):
+            record = records[row]
+            views.append(VertexView(vid, record))
+            old_states.append(None if made else record.state)
+        columns.flush()
+        batch = {
+            "vertex": entries.vertex,
+            "other": entries.other,
+            "half": entries.half,
+            "new_edge": (flags & TEMPORAL_NEW) != 0,
+            "created": created,
+            "degree": entries.degree,
+            "clock": entries.clock,
+            "time": entries.time,
+            "event_time": run.time[start : start + n],
+            "wc": np.arange(wc, wc + n, dtype=np.int64),
+        }
+        return ChangeBatch(batch, views, old_states)
 
     def _run_row(
         self,

@@ -3,10 +3,11 @@
 ``ShardCore`` runs vertex behaviors and logs them; it knows nothing about live
 computations, notification streams or indexes. Those live in an *observer* attached to
 the core (:class:`ShardObserver`): the core calls it after every successful behavior
-execution with a :class:`VertexChange`, and carries the observer's own messages between
-shards as the unlogged ``side`` part of the ordinary shard-to-shard batches. The observer
-sees the shard through :class:`ShardView` and vertices through :class:`VertexView`, both
-read-only; it never gets the core itself.
+execution with a :class:`VertexChange` -- or, where the observer takes them, once per
+column run with a :class:`ChangeBatch` of what the run changed -- and carries the
+observer's own messages between shards as the unlogged ``side`` part of the ordinary
+shard-to-shard batches. The observer sees the shard through :class:`ShardView` and
+vertices through :class:`VertexView`, both read-only; it never gets the core itself.
 
 Guarantees the core gives an observer:
 
@@ -14,6 +15,13 @@ Guarantees the core gives an observer:
   applied in memory, in the shard's execution order -- so per vertex in clock order, the
   order of its log entries. Failed executions and messages that found no vertex are not
   reported.
+* Where the observer ``takes_batches``, the rows a column run of stream edge halves
+  applies through the built-in temporal columns (:mod:`shards.temporal`) reach it instead
+  as one ``changes(batch)`` call per stretch of such rows, right after the stretch was
+  applied and the vertices' records written back: the :class:`ChangeBatch` holds every
+  row (execution) of the stretch in execution order. Executions of that run that take the
+  general path (a vertex the columns cannot hold) still come one by one through
+  ``vertex_changed``, in their place between the stretches.
 * Side items are never logged and never touch anything that is: log entries, channel
   sequence numbers, vector clocks, checkpoints. A side-only batch carries no vector clock.
   Side items sent to a shard arrive in the order they were taken, unless a delivery fails
@@ -26,13 +34,15 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
 
+import numpy as np
+
 from shards.logstore import LogStore
 from shards.records import VertexRecord
 from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
-__all__ = ["ShardObserver", "ShardView", "VertexChange", "VertexView"]
+__all__ = ["ChangeBatch", "ShardObserver", "ShardView", "VertexChange", "VertexView"]
 
 
 class VertexView:
@@ -161,6 +171,130 @@ class VertexChange:
         return f"VertexChange({self.vertex_id!r}, clock={self.clock}, wc={self.wc})"
 
 
+class ChangeBatch:
+    """What one stretch of a column run of stream edge halves changed, as columns.
+
+    Row ``k`` is one execution (one ``add_edge`` half at one vertex of a class with the
+    built-in temporal hooks), in the shard's execution order; every column is a read-only
+    numpy array of the batch's length:
+
+    * ``vertex``, ``other``: the vertex that executed and the edge's other end (int64);
+    * ``half``: 0 -- the owner's half, the out-edge ``vertex -> other``; 1 -- the target's
+      half, the in-edge record ``other -> vertex``;
+    * ``new_edge``: that edge did not exist before (its degree grew by one);
+    * ``created``: the row created the vertex (its first execution);
+    * ``degree``: the vertex's out-degree (half 0) or in-degree (half 1) after the row;
+    * ``clock``, ``time``: the vertex's clock and time after the row; ``event_time``: the
+      update's own time; ``wc``: the shard's worker clock of the row (its log position).
+
+    Per vertex the batch touched, in the order of first touch: ``touched`` (ids),
+    ``touched_index`` (each row's position in ``touched``), ``views`` (read-only views of
+    the vertices as they are after the batch) and ``old_states`` (each vertex's state
+    before the batch, ``None`` if the batch created it). Edges and vertices are never
+    removed by such rows.
+    """
+
+    __slots__ = (
+        "vertex",
+        "other",
+        "half",
+        "new_edge",
+        "created",
+        "degree",
+        "clock",
+        "time",
+        "event_time",
+        "wc",
+        "touched",
+        "touched_index",
+        "views",
+        "old_states",
+    )
+
+    def __init__(
+        self,
+        columns: Mapping[str, np.ndarray],
+        views: list[VertexView],
+        old_states: list[Mapping[str, Any] | None],
+    ) -> None:
+        self.vertex = _read_only(columns["vertex"])
+        self.other = _read_only(columns["other"])
+        self.half = _read_only(columns["half"])
+        self.new_edge = _read_only(columns["new_edge"])
+        self.created = _read_only(columns["created"])
+        self.degree = _read_only(columns["degree"])
+        self.clock = _read_only(columns["clock"])
+        self.time = _read_only(columns["time"])
+        self.event_time = _read_only(columns["event_time"])
+        self.wc = _read_only(columns["wc"])
+        ids, first, inverse = np.unique(self.vertex, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        self.touched = _read_only(ids[order])
+        self.touched_index = _read_only(rank[inverse.reshape(-1)])
+        if len(views) != len(self.touched) or len(old_states) != len(self.touched):
+            raise ValueError("a change batch needs one view and one old state per vertex")
+        self.views = views
+        self.old_states = old_states
+
+    def __len__(self) -> int:
+        return len(self.vertex)
+
+    def last_rows(self) -> np.ndarray:
+        """The row of each touched vertex's last execution in the batch (``touched`` order)."""
+        last = np.empty(len(self.touched), np.int64)
+        last[self.touched_index] = np.arange(len(self.vertex))  # later rows overwrite
+        return last
+
+    def net_changes(self) -> list[VertexChange]:
+        """One :class:`VertexChange` per touched vertex (``touched`` order): the batch's
+        net effect on it. Its clock, time and ``wc`` are those of its last row,
+        ``old_state`` its state before the batch (``None``: created in it), ``state`` and
+        ``vertex`` what it is after; ``added_out``/``added_in`` the edges new in the
+        batch, in row order."""
+        n = len(self.touched)
+        added: list[tuple[list[VertexId], list[VertexId]]] = [([], []) for _ in range(n)]
+        rows = np.flatnonzero(self.new_edge)
+        index, half, other = (
+            self.touched_index[rows].tolist(),
+            self.half[rows].tolist(),
+            self.other[rows].tolist(),
+        )
+        for k, h, o in zip(index, half, other, strict=True):
+            added[k][h].append(o)
+        last = self.last_rows()
+        clocks, times = self.clock[last].tolist(), self.time[last].tolist()
+        wcs = self.wc[last].tolist()
+        changes = []
+        for k, view in enumerate(self.views):
+            out, ins = added[k]
+            changes.append(
+                VertexChange(
+                    view,
+                    clocks[k],
+                    times[k],
+                    wcs[k],
+                    self.old_states[k],  # type: ignore[arg-type]
+                    view._record.state,
+                    tuple(out),
+                    (),
+                    tuple(ins),
+                    (),
+                )
+            )
+        return changes
+
+    def __repr__(self) -> str:
+        return f"ChangeBatch({len(self)} rows, {len(self.touched)} vertices)"
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 class ShardView(Protocol):
     """What an observer may read of the shard it is attached to."""
 
@@ -186,11 +320,19 @@ class ShardObserver(Protocol):
     watching: bool
     """Whether ``vertex_changed`` should be called at all (checked per execution)."""
 
+    takes_batches: bool
+    """Whether, while ``watching``, the rows of column runs may come as ``changes``
+    batches instead of one ``vertex_changed`` each (see the module doc)."""
+
     def attach(self, shard: ShardView) -> None:
         """Called once when the observer is attached to a shard (after its recovery)."""
 
     def vertex_changed(self, change: VertexChange) -> None:
         """A behavior execution succeeded (see :class:`VertexChange`). Must not raise."""
+
+    def changes(self, batch: ChangeBatch) -> None:
+        """A stretch of a column run was applied (see :class:`ChangeBatch`); called only
+        while ``watching`` and ``takes_batches``. Must not raise."""
 
     def side_pending(self, dest: int) -> int:
         """How many side items wait to be sent to shard ``dest``."""

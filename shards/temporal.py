@@ -300,6 +300,11 @@ class TemporalColumns:
             times[_O_LAST],
         )
 
+    def record_rows(self, out: tuple[np.ndarray, np.ndarray], start: int, stop: int) -> np.ndarray:
+        """For rows ``start .. stop-1`` of a pass, the position of each row's vertex in
+        :attr:`records`."""
+        return out[0][_O_ROW, start:stop]
+
     # -- writing back -----------------------------------------------------------------
 
     def flush(self) -> None:

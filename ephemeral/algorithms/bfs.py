@@ -45,6 +45,7 @@ class BfsDepth(Computation):
     """BFS depth from ``source`` along outgoing edges, live."""
 
     combines: ClassVar[bool] = True
+    net_changes: ClassVar[bool] = True
 
     def __init__(self, source: VertexId, vertex_types: Iterable[str] | None = None) -> None:
         super().__init__(vertex_types)

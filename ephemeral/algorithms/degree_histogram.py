@@ -30,7 +30,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ephemeral.computation import Computation, EphemeralContext
+import numpy as np
+
+from ephemeral.computation import ChangeBatch, ChangesContext, Computation, EphemeralContext
 from shards.observe import VertexChange
 from vertex.annotations import mark_module_api
 from vertex.records import VertexId
@@ -59,6 +61,27 @@ class DegreeHistogram(Computation):
         _move(in_hist, old_in, None if change.deleted else ctx.vertex.in_degree)
         if not change.deleted:
             ctx.state = (ctx.vertex.out_degree, ctx.vertex.in_degree)
+
+    def on_changes(self, ctx: ChangesContext, batch: ChangeBatch) -> None:
+        """A change batch: each vertex's bins move once, from its degrees before the
+        batch to the degrees after its last new edge in it."""
+        rows = np.flatnonzero(ctx.rows & batch.new_edge)
+        if not len(rows):
+            return
+        keys = batch.touched_index[rows] * 2 + batch.half[rows]  # (vertex, half)
+        keys, last = np.unique(keys[::-1], return_index=True)
+        degrees = batch.degree[rows][::-1][last]
+        out_hist, in_hist = ctx.aggregate
+        states, touched = ctx.states, batch.touched.tolist()
+        for key, degree in zip(keys.tolist(), degrees.tolist(), strict=True):
+            vid = touched[key >> 1]
+            out_degree, in_degree = states[vid]
+            if key & 1:
+                _move(in_hist, in_degree, degree)
+                states[vid] = (out_degree, degree)
+            else:
+                _move(out_hist, out_degree, degree)
+                states[vid] = (degree, in_degree)
 
     def summarize(self, aggregate: Any, values: Mapping[VertexId, Any]) -> Any:
         out_hist, in_hist = aggregate

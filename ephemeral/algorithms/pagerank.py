@@ -64,6 +64,7 @@ class LivePageRank(Computation):
     """
 
     combines: ClassVar[bool] = True
+    net_changes: ClassVar[bool] = True
 
     def __init__(
         self, alpha: float = 0.85, tol: float = 1e-7, vertex_types: Iterable[str] | None = None

@@ -45,6 +45,7 @@ class WeaklyConnectedComponents(Computation):
     """Weakly connected components (smallest id as label), live."""
 
     combines: ClassVar[bool] = True
+    net_changes: ClassVar[bool] = True
 
     def on_activate(self, ctx: EphemeralContext) -> None:
         ctx.state = ctx.vertex_id

@@ -279,15 +279,16 @@ class _Watching:
     the columns must not run direct."""
 
     watching = True
+    takes_batches = False
 
     def __init__(self) -> None:
-        self.changes: list[tuple[Any, int, float]] = []
+        self.seen: list[tuple[Any, int, float]] = []
 
     def attach(self, shard: Any) -> None:
         pass
 
     def vertex_changed(self, change: Any) -> None:
-        self.changes.append((change.vertex.vertex_id, change.clock, change.time))
+        self.seen.append((change.vertex.vertex_id, change.clock, change.time))
 
     def side_pending(self, dest: int) -> int:
         return 0
@@ -308,12 +309,80 @@ def test_columns_with_an_observer_watching_fall_back_and_stay_exact() -> None:
     by_columns = _ingest(batches, host_factory=_Watching)
     try:
         assert _graph(by_columns) == _graph(by_rows)
-        watched = [c.observer.changes for c in by_columns.cores]  # type: ignore[union-attr]
-        assert watched == [c.observer.changes for c in by_rows.cores]  # type: ignore[union-attr]
+        watched = [c.observer.seen for c in by_columns.cores]  # type: ignore[union-attr]
+        assert watched == [c.observer.seen for c in by_rows.cores]  # type: ignore[union-attr]
         assert sum(map(len, watched)) == sum(c.worker_clock for c in by_columns.cores)
     finally:
         by_rows.close()
         by_columns.close()
+
+
+class _Batching(_Watching):
+    """An observer that takes change batches: it notes every execution it hears of, one
+    by one or as a batch's row, with whether it created its vertex and the edges it
+    added."""
+
+    takes_batches = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[Any, ...]] = []
+        self.batches = 0
+
+    def vertex_changed(self, change: Any) -> None:
+        super().vertex_changed(change)
+        self.rows.append((change.wc, change.created, change.added_out, change.added_in))
+
+    def changes(self, batch: Any) -> None:
+        self.batches += 1
+        assert not batch.vertex.flags.writeable
+        for k in range(len(batch)):
+            vid, other, new = batch.vertex[k].item(), batch.other[k].item(), bool(batch.new_edge[k])
+            self.seen.append((vid, batch.clock[k].item(), batch.time[k].item()))
+            added = (other,) if new else ()
+            out, ins = (added, ()) if batch.half[k] == 0 else ((), added)
+            self.rows.append((batch.wc[k].item(), bool(batch.created[k]), out, ins))
+        views = {v.vertex_id: v for v in batch.views}
+        assert list(views) == batch.touched.tolist()
+        for view, old in zip(batch.views, batch.old_states, strict=True):
+            rows = batch.vertex == view.vertex_id
+            assert (old is None) == bool(batch.created[rows][0])
+            assert view.state["out_degree"] == len(view.out_edges)  # written back
+
+
+def _rows_with_flags(observer: _Watching) -> list[tuple[Any, ...]]:
+    return observer.rows  # type: ignore[attr-defined, no-any-return]
+
+
+def test_an_observer_taking_batches_hears_every_execution_once_in_order() -> None:
+    """Rows that come as change batches, and the executions between them, are the row
+    path's executions one for one: vertex, clock, time, log position, creation and the
+    edges added, in the shard's order -- and the graph and logs are the same."""
+    batches = _skewed()
+
+    class _Noting(_Watching):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[tuple[Any, ...]] = []
+
+        def vertex_changed(self, change: Any) -> None:
+            super().vertex_changed(change)
+            added_out = tuple(change.added_out)
+            self.rows.append((change.wc, change.created, added_out, tuple(change.added_in)))
+
+    by_rows = _ingest(_rows(batches), host_factory=_Noting)
+    by_batches = _ingest(batches, host_factory=_Batching)
+    try:
+        assert _graph(by_batches) == _graph(by_rows)
+        assert [_entries(s) for s in _stores(by_batches)] == [_entries(s) for s in _stores(by_rows)]
+        for rows, cols in zip(by_rows.cores, by_batches.cores, strict=True):
+            assert cols.observer.batches > 0  # type: ignore[union-attr]
+            assert cols.observer.seen == rows.observer.seen  # type: ignore[union-attr]
+            assert _rows_with_flags(cols.observer) == _rows_with_flags(rows.observer)  # type: ignore[arg-type]
+            assert len(cols.observer.seen) == cols.worker_clock  # type: ignore[union-attr]
+    finally:
+        by_rows.close()
+        by_batches.close()
 
 
 def test_a_shard_crashed_between_column_batches_recovers() -> None:

@@ -1,0 +1,240 @@
+"""Live degree histogram during column ingestion: update -> result latency at offered
+rates, with change batches and with one change per execution, in one run.
+
+A source in its own actor (Ray, 2 shards) sends CollegeMsg's edges as column batches:
+first the whole file at full speed (warm-up: the shards make their temporal columns),
+then edges drawn cyclically from it at a fixed rate for ``--seconds``, in batches of what
+the rate fills in 5 ms. A paced batch's event time is the wall-clock microsecond it left
+the source, so a shard's hook knows each update's age when the histogram takes it in:
+
+* ``batches``: :class:`BatchProbe` (the live degree histogram, ``on_changes``): the shard
+  keeps its column path and the probe notes, per change batch, the age of every owner
+  half (the update's out-edge) in it;
+* ``rows``: :class:`RowProbe` (the same histogram, ``on_change`` only): the shard runs the
+  same columns one execution at a time, as it did for any live computation before change
+  batches, and the probe notes the age of each owner half.
+
+Run: ``python -m bench.live_columns`` (``--rates 20000,100000``); writes
+``bench/results/live_columns.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.report import machine, write_results
+from chronoray.datasets import collegemsg_path
+from ephemeral.algorithms import DegreeHistogram
+from ephemeral.computation import ChangeBatch, ChangesContext, EphemeralContext
+from shards.observe import VertexChange
+from vertex.records import VertexId
+
+__all__ = ["BatchProbe", "RowProbe", "main"]
+
+RESULTS = Path(__file__).parent / "results"
+_PACED = 10**15  # event times from here on are wall-clock microseconds
+
+
+class _Aged(tuple):  # type: ignore[type-arg]
+    """The histogram aggregate plus the ages (ms) of the updates it took in."""
+
+    ages: list[np.ndarray]
+
+
+def _new_aggregate() -> _Aged:
+    aggregate = _Aged((Counter(), Counter()))
+    aggregate.ages = []
+    return aggregate
+
+
+def _summary(aggregate: Any) -> Any:
+    ages = np.concatenate(aggregate.ages) if aggregate.ages else np.zeros(0)
+    return dict(aggregate[0]), dict(aggregate[1]), ages
+
+
+def _combined(parts: list[Any]) -> dict[str, Any]:
+    result: dict[str, Any] = DegreeHistogram().combine([(o, i) for o, i, _ in parts])
+    result["ages"] = np.concatenate([ages for *_, ages in parts])
+    return result
+
+
+class BatchProbe(DegreeHistogram):
+    """The live degree histogram on change batches, noting each paced update's age."""
+
+    def new_aggregate(self) -> _Aged:
+        return _new_aggregate()
+
+    def on_changes(self, ctx: ChangesContext, batch: ChangeBatch) -> None:
+        super().on_changes(ctx, batch)
+        owned = batch.event_time[(batch.half == 0) & (batch.event_time >= _PACED)]
+        if len(owned):
+            ctx.aggregate.ages.append(time.time() * 1000 - owned / 1000)
+
+    def summarize(self, aggregate: Any, values: Mapping[VertexId, Any]) -> Any:
+        return _summary(aggregate)
+
+    def combine(self, parts: list[Any]) -> dict[str, Any]:
+        return _combined(parts)
+
+
+class RowProbe(DegreeHistogram):
+    """The same histogram one execution at a time, noting each paced update's age."""
+
+    def new_aggregate(self) -> _Aged:
+        return _new_aggregate()
+
+    def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
+        super().on_change(ctx, change)
+        old, state = change.old_state, change.state
+        if old is not None and state is not None and state["sent"] != old["sent"]:
+            if change.time >= _PACED:  # an owner half: its time is the update's
+                age = time.time() * 1000 - change.time / 1000
+                ctx.aggregate.ages.append(np.array([age]))
+
+    def summarize(self, aggregate: Any, values: Mapping[VertexId, Any]) -> Any:
+        return _summary(aggregate)
+
+    def combine(self, parts: list[Any]) -> dict[str, Any]:
+        return _combined(parts)
+
+
+class PacedSource:
+    """CollegeMsg's edges as column batches: all of them at full speed, then ``rate``
+    edges per second for ``seconds``, their event time the microsecond they leave."""
+
+    def __init__(self, name: str, rate: float, seconds: float) -> None:
+        data = np.loadtxt(collegemsg_path(), dtype=np.int64)
+        self.name = name
+        self.src, self.dst, self.ts = data[:, 0], data[:, 1], data[:, 2]
+        self.rate, self.seconds = rate, seconds
+
+    def batches(self) -> Iterator[Any]:
+        from vertex.columns import UpdateBatch
+
+        n = len(self.src)
+        for i in range(0, n, 8192):
+            j = min(n, i + 8192)
+            offsets = np.arange(i + 1, j + 1, dtype=np.int64)
+            yield UpdateBatch.edges(self.name, self.src[i:j], self.dst[i:j], self.ts[i:j], offsets)
+        chunk = max(1, round(self.rate * 0.005))
+        total = int(self.rate * self.seconds)
+        start, sent, last = time.perf_counter(), 0, 0
+        while sent < total:
+            ahead = start + sent / self.rate - time.perf_counter()
+            if ahead > 0:
+                time.sleep(ahead)
+            k = min(chunk, total - sent)
+            rows = (np.arange(sent, sent + k) % n).astype(np.int64)
+            now = max(last + 1, int(time.time() * 1e6))
+            last = now
+            ts = np.full(k, now, np.int64)
+            offsets = np.arange(n + sent + 1, n + sent + k + 1, dtype=np.int64)
+            yield UpdateBatch.edges(self.name, self.src[rows], self.dst[rows], ts, offsets)
+            sent += k
+
+    def read(self) -> Iterator[Any]:  # pragma: no cover - the source actor reads batches()
+        raise NotImplementedError
+
+
+def _percentile(ages: np.ndarray, q: float) -> float:
+    return float(np.quantile(ages, q)) if len(ages) else float("nan")
+
+
+def run(mode: str, rate: float, seconds: float, shards: int, workdir: Path) -> dict[str, Any]:
+    """One paced ingest with the probe of ``mode``; latency percentiles in ms."""
+    import chronoray as cr
+
+    probe = BatchProbe() if mode == "batches" else RowProbe()
+    batch = max(64, int(rate * 0.01 / shards))
+    with cr.GraphCluster(
+        num_shards=shards, log_dir=str(workdir / f"g-{time.monotonic_ns()}"), batch_size=batch
+    ) as g:
+        live = g.start_computation(probe)
+        started = time.perf_counter()
+        g.ingest(PacedSource(f"paced-{mode}-{rate:.0f}", rate, seconds), name=f"{mode}-{rate}")
+        wall = time.perf_counter() - started
+        ages = np.asarray(live.result()["ages"], dtype=np.float64)
+        stats = live.stats()
+    return {
+        "mode": mode,
+        "offered_rate": rate,
+        "paced_updates": int(rate * seconds),
+        "samples": len(ages),
+        "batch_size": batch,
+        "wall_s": wall,
+        "batches": stats["batches"],
+        "p50_ms": _percentile(ages, 0.5),
+        "p99_ms": _percentile(ages, 0.99),
+        "p999_ms": _percentile(ages, 0.999),
+        "max_ms": float(ages.max()) if len(ages) else float("nan"),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--rates", default="20000,50000,100000", help="Offered updates/s.")
+    parser.add_argument("--seconds", type=float, default=4.0, help="Paced part of a run.")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
+    args = parser.parse_args(argv)
+    from chronoray.config import Config
+    from chronoray.connect import ensure_ray
+
+    ensure_ray(Config.load())
+    workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-live-columns-"))
+    runs = []
+    try:
+        for rate in (float(r) for r in args.rates.split(",")):
+            for mode in ("rows", "batches"):
+                runs.append(run(mode, rate, args.seconds, args.shards, workdir))
+                print(runs[-1], flush=True)
+    finally:
+        import ray
+
+        ray.shutdown()
+        shutil.rmtree(workdir, ignore_errors=True)
+    result = {
+        "benchmark": "live_columns",
+        "shards": args.shards,
+        "seconds": args.seconds,
+        "machine": machine(),
+        "runs": runs,
+    }
+    write_results(args.out, "live_columns", result, _table(result))
+    return result
+
+
+def _table(result: dict[str, Any]) -> str:
+    lines = [
+        f"# Live degree histogram during column ingestion: Ray, {result['shards']} shards",
+        "",
+        "Age of each update (from leaving the source to the shard's histogram taking it in)"
+        f" while CollegeMsg edges stream in as column batches at a fixed rate for"
+        f" {result['seconds']:g} s, after the whole file at full speed (`python -m"
+        " bench.live_columns`). `rows`: one change per execution (every live computation"
+        " before change batches); `batches`: the histogram on change batches. Shared"
+        f" {result['machine']['cpus']}-core VM.",
+        "",
+        "| offered/s | mode | samples | batches | p50 ms | p99 ms | p99.9 ms | max ms |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["runs"]:
+        lines.append(
+            f"| {r['offered_rate']:,.0f} | {r['mode']} | {r['samples']:,} of"
+            f" {r['paced_updates']:,} | {r['batches']:,} | {r['p50_ms']:.1f} |"
+            f" {r['p99_ms']:.1f} | {r['p999_ms']:.1f} | {r['max_ms']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
