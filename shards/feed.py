@@ -83,9 +83,10 @@ _REMOVE_VERTEX = UpdateKind.REMOVE_VERTEX
 class _Buffer:
     """One shard's items waiting to be sealed into a batch: rows (``(position,
     message)`` items) or runs of columns of one class (:class:`~shards.codec.EdgeRun`,
-    :class:`~shards.codec.MessageRun`), never both -- a row or a run of the other class
-    joining runs turns them into their items first, and runs joining rows join as their
-    items -- so a batch is all columns or all rows, in position order either way.
+    :class:`~shards.codec.MessageRun`) of one :meth:`~shards.codec.EdgeRun.kind`, never
+    both -- a row or a run of another kind joining runs turns them into their items
+    first, and runs joining rows join as their items -- so a batch is all columns or all
+    rows, in position order either way.
     Readers in other threads see ``rows`` and ``runs`` replaced or appended to, never
     half-changed."""
 

@@ -26,7 +26,7 @@ from chronoray.sources import IterableSource, MalformedRecord
 from chronoray.testing import LedgerRowsVertex, LedgerVertex
 from shards.codec import MessageRun, decode_commands, encode_commands, owner_message
 from shards.core import Batch, ShardCore
-from shards.feed import SourceFeed
+from shards.feed import SourceFeed, _Buffer
 from shards.local import LocalRuntime
 from shards.logstore import LogName, LogStore, MemoryLogStore
 from shards.replay import LogReplay, read_commands
@@ -259,6 +259,37 @@ def test_message_columns_and_rows_log_and_cut_the_same(name: str) -> None:
     finally:
         by_rows.close()
         by_columns.close()
+
+
+def test_runs_of_other_kinds_waiting_for_one_shard_batch_keep_their_types() -> None:
+    """Message runs whose payload field is an int in one and a float in the next, or
+    whose times are ints in one and floats in the next, cannot be one run: the shard's
+    buffer gives their items, each value and time of its own type."""
+    ints = MessageRun(
+        np.arange(1, 4),
+        np.ones(3, np.int64),
+        np.arange(1, 4),
+        pa.StructArray.from_arrays([pa.array([1, 2, 3])], ["amount"]),
+    )
+    floats = MessageRun(
+        np.arange(4, 7),
+        np.ones(3, np.int64),
+        np.arange(4, 7),
+        pa.StructArray.from_arrays([pa.array([0.5, 1.0, 1.5])], ["amount"]),
+    )
+    float_times = MessageRun(np.arange(7, 9), np.ones(2, np.int64), np.array([7.5, 8.5]), None)
+    for runs in ([ints, floats], [floats, ints], [ints, float_times], [ints, ints]):
+        buffer = _Buffer()
+        for run in runs:
+            buffer.add_run(run)
+        rows, joined = buffer.take()
+        got = rows if joined is None else joined.items()
+        want = [item for run in runs for item in run.items()]
+        assert got == want
+        assert [type(v) for _, m in got for v in (m[4], *m[3][2].values())] == [
+            type(v) for _, m in want for v in (m[4], *m[3][2].values())
+        ]
+        assert (joined is not None) == (runs[0] is runs[1])
 
 
 def _message_batches(stream: list[Update], shards: int) -> list[tuple[int, Batch]]:
