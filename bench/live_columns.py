@@ -1,5 +1,6 @@
-"""Live degree histogram during column ingestion: update -> result latency at offered
-rates, with change batches and with one change per execution, in one run.
+"""Live computations during column ingestion, with change batches and with one change per
+execution, in one run: the degree histogram's update -> result latency at offered rates,
+and ingest throughput with each built-in computation.
 
 A source in its own actor (Ray, 2 shards) sends CollegeMsg's edges as column batches:
 first the whole file at full speed (warm-up: the shards make their temporal columns),
@@ -13,6 +14,11 @@ the source, so a shard's hook knows each update's age when the histogram takes i
 * ``rows``: :class:`RowProbe` (the same histogram, ``on_change`` only): the shard runs the
   same columns one execution at a time, as it did for any live computation before change
   batches, and the probe notes the age of each owner half.
+
+Throughput: CollegeMsg x ``--copies`` (times shifted per copy) as column batches at full
+speed into a running graph with no computation, or one of the degree histogram, WCC and
+PageRank (``tol=1e-6``), each as shipped (``batches``) and as a subclass that overrides
+``on_change`` alone, so its shards run every execution one by one (``rows``).
 
 Run: ``python -m bench.live_columns`` (``--rates 20000,100000``); writes
 ``bench/results/live_columns.json`` and ``.md``.
@@ -33,8 +39,14 @@ import numpy as np
 
 from bench.report import machine, write_results
 from chronoray.datasets import collegemsg_path
-from ephemeral.algorithms import DegreeHistogram
-from ephemeral.computation import ChangeBatch, ChangesContext, EphemeralContext
+from ephemeral.algorithms import DegreeHistogram, LivePageRank, WeaklyConnectedComponents
+from ephemeral.computation import (
+    ChangeBatch,
+    ChangesContext,
+    Computation,
+    EphemeralContext,
+    batch_hook,
+)
 from shards.observe import VertexChange
 from vertex.records import VertexId
 
@@ -105,6 +117,54 @@ class RowProbe(DegreeHistogram):
 
     def combine(self, parts: list[Any]) -> dict[str, Any]:
         return _combined(parts)
+
+
+class RowHistogram(DegreeHistogram):
+    """The degree histogram, one change per execution (``on_change`` overridden alone)."""
+
+    def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
+        super().on_change(ctx, change)
+
+
+class RowWcc(WeaklyConnectedComponents):
+    """WCC, one change per execution."""
+
+    def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
+        super().on_change(ctx, change)
+
+
+class RowPageRank(LivePageRank):
+    """PageRank, one change per execution."""
+
+    def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
+        super().on_change(ctx, change)
+
+
+class RepeatedSource:
+    """CollegeMsg ``copies`` times over (times shifted past the last copy's) as column
+    batches of 8,192 rows, at full speed."""
+
+    def __init__(self, name: str, copies: int) -> None:
+        data = np.loadtxt(collegemsg_path(), dtype=np.int64)
+        self.name, self.data, self.copies = name, data, copies
+
+    def __len__(self) -> int:
+        return len(self.data) * self.copies
+
+    def batches(self) -> Iterator[Any]:
+        from vertex.columns import UpdateBatch
+
+        src, dst, ts = self.data[:, 0], self.data[:, 1], self.data[:, 2]
+        span = int(ts.max() - ts.min()) + 1
+        n = len(src)
+        for k in range(self.copies):
+            for i in range(0, n, 8192):
+                j = min(n, i + 8192)
+                offsets = np.arange(k * n + i + 1, k * n + j + 1, dtype=np.int64)
+                yield UpdateBatch.edges(self.name, src[i:j], dst[i:j], ts[i:j] + k * span, offsets)
+
+    def read(self) -> Iterator[Any]:  # pragma: no cover - the source actor reads batches()
+        raise NotImplementedError
 
 
 class PacedSource:
@@ -179,10 +239,46 @@ def run(mode: str, rate: float, seconds: float, shards: int, workdir: Path) -> d
     }
 
 
+THROUGHPUT: dict[str, tuple[type[Computation], type[Computation]] | None] = {
+    "no live computation": None,
+    "degree histogram": (DegreeHistogram, RowHistogram),
+    "WCC": (WeaklyConnectedComponents, RowWcc),
+    "PageRank (tol 1e-6)": (LivePageRank, RowPageRank),
+}
+
+
+def throughput(name: str, mode: str, copies: int, shards: int, workdir: Path) -> dict[str, Any]:
+    """Ingest CollegeMsg x ``copies`` at full speed with computation ``name`` in ``mode``."""
+    import chronoray as cr
+
+    classes = THROUGHPUT[name]
+    computation = None
+    if classes is not None:
+        cls = classes[0] if mode == "batches" else classes[1]
+        computation = cls(tol=1e-6) if issubclass(cls, LivePageRank) else cls()
+        assert (batch_hook(computation) is not None) == (mode == "batches")
+    source = RepeatedSource(f"repeated-{time.monotonic_ns()}", copies)
+    with cr.GraphCluster(num_shards=shards, log_dir=str(workdir / f"g-{time.monotonic_ns()}")) as g:
+        live = None if computation is None else g.start_computation(computation)
+        started = time.perf_counter()
+        g.ingest(source, name="throughput")  # returns once the computation is idle too
+        seconds = time.perf_counter() - started
+        batches = 0 if live is None else live.stats()["batches"]
+    return {
+        "computation": name,
+        "mode": mode,
+        "updates": len(source),
+        "seconds": seconds,
+        "rate": len(source) / seconds,
+        "batches": batches,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--rates", default="20000,50000,100000", help="Offered updates/s.")
+    parser.add_argument("--rates", default="20000,100000,200000", help="Offered updates/s.")
+    parser.add_argument("--copies", type=int, default=10, help="Throughput: CollegeMsg x N.")
     parser.add_argument("--seconds", type=float, default=4.0, help="Paced part of a run.")
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
@@ -197,6 +293,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for mode in ("rows", "batches"):
                 runs.append(run(mode, rate, args.seconds, args.shards, workdir))
                 print(runs[-1], flush=True)
+        rates = []
+        for name in THROUGHPUT:
+            for mode in ("rows", "batches") if THROUGHPUT[name] else ("batches",):
+                rates.append(throughput(name, mode, args.copies, args.shards, workdir))
+                print(rates[-1], flush=True)
     finally:
         import ray
 
@@ -207,7 +308,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "shards": args.shards,
         "seconds": args.seconds,
         "machine": machine(),
+        "copies": args.copies,
         "runs": runs,
+        "throughput": rates,
     }
     write_results(args.out, "live_columns", result, _table(result))
     return result
@@ -232,6 +335,20 @@ def _table(result: dict[str, Any]) -> str:
             f"| {r['offered_rate']:,.0f} | {r['mode']} | {r['samples']:,} of"
             f" {r['paced_updates']:,} | {r['batches']:,} | {r['p50_ms']:.1f} |"
             f" {r['p99_ms']:.1f} | {r['p999_ms']:.1f} | {r['max_ms']:.1f} |"
+        )
+    base = next(r["rate"] for r in result["throughput"] if r["computation"].startswith("no "))
+    lines += [
+        "",
+        f"Throughput: CollegeMsg x {result['copies']} as column batches at full speed into a"
+        " running graph, until the graph and the computation are idle.",
+        "",
+        "| live computation | mode | updates | seconds | updates/s | vs none | batches |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["throughput"]:
+        lines.append(
+            f"| {r['computation']} | {r['mode']} | {r['updates']:,} | {r['seconds']:.2f} |"
+            f" {r['rate']:,.0f} | {r['rate'] / base:.2f} | {r['batches']:,} |"
         )
     return "\n".join(lines) + "\n"
 
