@@ -36,9 +36,9 @@ Either holds only where it is declared by the class that defines ``on_change`` o
 subclass of it (a subclass that overrides ``on_change`` alone goes back to one change per
 execution). In a batch, vertices the batch created (or that did not match before) are
 activated first, as they are after the batch; the changes of the others follow. While
-any running computation, or a notification stream, needs every execution one by one,
-the shard runs such runs row by row and calls :meth:`Computation.on_change` per
-execution, as it always did.
+any running computation needs every execution one by one, the shard runs such runs row
+by row and calls :meth:`Computation.on_change` per execution, as it always did.
+(Notification streams and indexes do not need that: they are fed from the batches.)
 
 Hooks run on the shard, one at a time, so they need no locks; an exception in a hook is
 counted in the computation's ``errors`` and the rest of that hook's effects still apply

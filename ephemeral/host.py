@@ -4,10 +4,11 @@ One host is attached to each ``ShardCore`` (as its :class:`~shards.observe.Shard
 The core calls :meth:`LiveHost.vertex_changed` after every successful behavior execution;
 the host runs the active computations on that vertex, feeds the subscriptions' buffers and
 updates the indexes. While every running computation takes change batches
-(:func:`~ephemeral.computation.batch_hook`) and no notification stream is open, the host
-``takes_batches``: the rows of column runs come as one :meth:`LiveHost.changes` per
-stretch, which updates the indexes once per touched vertex and hands each computation the
-batch (its ``on_changes``) or one net change per vertex (its ``on_change``).
+(:func:`~ephemeral.computation.batch_hook`), the host ``takes_batches``: the rows of
+column runs come as one :meth:`LiveHost.changes` per stretch, which updates the indexes
+once per touched vertex, derives the notifications of the rows the streams' filters may
+select (their states rebuilt from the batch's state changes), and hands each computation
+the batch (its ``on_changes``) or one net change per vertex (its ``on_change``).
 
 Computation messages wait in per-destination-shard outboxes (combined
 per vertex when the computation allows it) until the core takes them into its next batch
@@ -135,8 +136,41 @@ class LiveHost:
             for change in net:
                 for index in self._indexes.values():
                     index.update(change.vertex_id, change.type_name, change.state)
+        if self._streams:
+            self._notify(batch)
         for run in list(self._runs.values()):
             self._run_changes(run, batch, net)
+
+    def _notify(self, batch: ChangeBatch) -> None:
+        """The streams' notifications of a change batch's rows: built for the rows whose
+        vertex some stream's types and ids admit, offered to every stream in row order."""
+        streams = list(self._streams.values())
+        admitted = [
+            any(_admits(stream.spec, view) for stream in streams) for view in batch.views
+        ]
+        rows = np.flatnonzero(np.asarray(admitted, np.bool_)[batch.touched_index])
+        if not len(rows):
+            return
+        core = self.core
+        assert core is not None
+        shard = core.shard_id
+        index = batch.touched_index.tolist()
+        vertex, clock, time, wc = (
+            batch.vertex.tolist(),
+            batch.clock.tolist(),
+            batch.time.tolist(),
+            batch.wc.tolist(),
+        )
+        types = [view.type_name for view in batch.views]
+        offered = False
+        for row, old, new in batch.row_states(rows):
+            n = Notification(
+                vertex[row], types[index[row]], clock[row], time[row], shard, wc[row], old, new
+            )
+            for stream in streams:
+                offered = stream.offer(n) or offered
+        if offered and self.wake is not None:
+            self.wake()
 
     def _wants_net(self) -> bool:
         return any(run.takes == "net" for run in self._runs.values())
@@ -439,6 +473,13 @@ class LiveHost:
 
     def _update_watching(self) -> None:
         self.watching = bool(self._runs or self._streams or self._indexes)
-        self.takes_batches = self.watching and not self._streams and all(
+        self.takes_batches = self.watching and all(
             run.takes is not None for run in self._runs.values()
         )
+
+
+def _admits(spec: NotificationFilter, view: VertexView) -> bool:
+    """Whether ``spec``'s types and ids admit changes of ``view``'s vertex."""
+    if spec.types is not None and view.type_name not in spec.types:
+        return False
+    return spec.ids is None or view.vertex_id in spec.ids

@@ -1115,7 +1115,7 @@ class ShardCore:
             "event_time": run.time[start : start + n],
             "wc": np.arange(wc, wc + n, dtype=np.int64),
         }
-        return ChangeBatch(batch, views, old_states)
+        return ChangeBatch(batch, views, old_states, entries)
 
     def _run_row(
         self,

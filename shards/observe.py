@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from shards.records import VertexRecord
 from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId
+
+if TYPE_CHECKING:
+    from shards.codec import TemporalEntries
 
 __all__ = ["ChangeBatch", "ShardObserver", "ShardView", "VertexChange", "VertexView"]
 
@@ -209,6 +212,7 @@ class ChangeBatch:
         "touched_index",
         "views",
         "old_states",
+        "_entries",
     )
 
     def __init__(
@@ -216,6 +220,7 @@ class ChangeBatch:
         columns: Mapping[str, np.ndarray],
         views: list[VertexView],
         old_states: list[Mapping[str, Any] | None],
+        entries: TemporalEntries | None = None,
     ) -> None:
         self.vertex = _read_only(columns["vertex"])
         self.other = _read_only(columns["other"])
@@ -237,6 +242,7 @@ class ChangeBatch:
             raise ValueError("a change batch needs one view and one old state per vertex")
         self.views = views
         self.old_states = old_states
+        self._entries = entries  # the rows' logged form: their state changes
 
     def __len__(self) -> int:
         return len(self.vertex)
@@ -246,6 +252,33 @@ class ChangeBatch:
         last = np.empty(len(self.touched), np.int64)
         last[self.touched_index] = np.arange(len(self.vertex))  # later rows overwrite
         return last
+
+    def row_states(
+        self, rows: np.ndarray
+    ) -> Iterator[tuple[int, dict[str, Any] | None, dict[str, Any]]]:
+        """For each of ``rows`` (increasing row numbers): the row, and its vertex's state
+        before it (``None``: the row created it) and after it -- new dicts, as the row
+        path's notifications hold them: each vertex's old state with the state changes of
+        its rows in the batch applied in order."""
+        if self._entries is None:
+            raise ValueError("this change batch has no state changes to apply")
+        index = self.touched_index
+        vertices = np.zeros(len(self.touched), np.bool_)
+        vertices[index[rows]] = True
+        needed = np.flatnonzero(vertices[index])  # every row of those vertices
+        wanted = np.zeros(len(self), np.bool_)
+        wanted[rows] = True
+        changes = self._entries.take(needed).columns(in_edges=False)[3]
+        current: list[Any] = list(self.old_states)
+        made = self.created[needed].tolist()
+        for row, k, created, delta in zip(
+            needed.tolist(), index[needed].tolist(), made, changes, strict=True
+        ):
+            before = None if created else current[k]
+            after = delta if before is None else {**before, **delta}
+            current[k] = after
+            if wanted[row]:
+                yield row, before, after
 
     def net_changes(self) -> list[VertexChange]:
         """One :class:`VertexChange` per touched vertex (``touched`` order): the batch's

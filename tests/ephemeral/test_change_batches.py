@@ -147,21 +147,41 @@ def test_a_computation_that_needs_every_execution_keeps_the_row_path(college_upd
         rt.close()
 
 
-def test_an_open_stream_keeps_the_row_path_and_misses_nothing(college_updates) -> None:
-    updates = college_updates[:10_000]
-    rt = LocalRuntime(2, batch_size=2000)
+def _notifications(updates: list[Update], rows: bool, **spec: Any) -> list[Any]:
+    """The notifications of a stream open while ``updates`` come as columns, per shard in
+    order -- with the shards taking change batches, or (``rows``) one execution at a
+    time, which a computation needing every change forces."""
+    rt = LocalRuntime(2, VertexTypes([IndexedVertex]), batch_size=2000)
     try:
         hist = rt.start_computation(DegreeHistogram())
-        stream = rt.subscribe(buffer=100_000)
-        rt.ingest(_batches(updates), "s")
+        if rows:
+            rt.start_computation(_SeesEveryChange())
+        stream = rt.subscribe(buffer=100_000, **spec)
+        rt.ingest(_batches(updates[:6000]), "s")
+        rt.ingest(_batches(updates[6000:], first=6001), "s")
+        assert (hist.stats()["batches"] > 0) != rows
         notes = stream.drain()
-        assert len(notes) == sum(core.worker_clock for core in rt.cores)
-        assert hist.stats()["batches"] == 0
-        stream.close()
-        rt.ingest(_batches(college_updates[10_000:20_000], first=10_001), "s")
-        assert hist.stats()["batches"] > 0
+        return sorted(notes, key=lambda n: (n.shard, n.wc))
     finally:
         rt.close()
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {},
+        {"ids": [9, 20, 41]},
+        {"predicate": lambda old, new: new is not None and new["in_degree"] % 7 == 3},
+    ],
+    ids=["all", "ids", "predicate"],
+)
+def test_streams_from_change_batches_equal_the_row_paths(college_updates, spec) -> None:
+    updates = college_updates[:12_000]
+    by_batches = _notifications(updates, rows=False, **spec)
+    assert by_batches == _notifications(updates, rows=True, **spec)
+    assert by_batches and all(n.type_name == "IndexedVertex" for n in by_batches)
+    if not spec:
+        assert len(by_batches) == 2 * len(updates)  # every execution, both halves
 
 
 def test_a_failing_batch_hook_is_counted_and_the_others_go_on(college_updates) -> None:
