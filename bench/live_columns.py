@@ -18,7 +18,9 @@ the source, so a shard's hook knows each update's age when the histogram takes i
 Throughput: CollegeMsg x ``--copies`` (times shifted per copy) as column batches at full
 speed into a running graph with no computation, or one of the degree histogram, WCC and
 PageRank (``tol=1e-6``), each as shipped (``batches``) and as a subclass that overrides
-``on_change`` alone, so its shards run every execution one by one (``rows``).
+``on_change`` alone, so its shards run every execution one by one (``rows``); and with a
+notification stream of 10 vertices, fed from the batches, or (``rows``) beside a
+computation that does nothing but needs every execution.
 
 Run: ``python -m bench.live_columns`` (``--rates 20000,100000``); writes
 ``bench/results/live_columns.json`` and ``.md``.
@@ -239,11 +241,22 @@ def run(mode: str, rate: float, seconds: float, shards: int, workdir: Path) -> d
     }
 
 
+class EveryExecution(Computation):
+    """Does nothing, but needs every execution one by one (``on_change`` alone): beside
+    a notification stream, the shards run their columns as they did before streams were
+    fed from change batches."""
+
+    def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
+        pass
+
+
+STREAM = "notification stream, 10 vertices"
 THROUGHPUT: dict[str, tuple[type[Computation], type[Computation]] | None] = {
     "no live computation": None,
     "degree histogram": (DegreeHistogram, RowHistogram),
     "WCC": (WeaklyConnectedComponents, RowWcc),
     "PageRank (tol 1e-6)": (LivePageRank, RowPageRank),
+    STREAM: None,
 }
 
 
@@ -260,10 +273,16 @@ def throughput(name: str, mode: str, copies: int, shards: int, workdir: Path) ->
     source = RepeatedSource(f"repeated-{time.monotonic_ns()}", copies)
     with cr.GraphCluster(num_shards=shards, log_dir=str(workdir / f"g-{time.monotonic_ns()}")) as g:
         live = None if computation is None else g.start_computation(computation)
+        stream = None
+        if name == STREAM:
+            stream = g.subscribe(ids=list(range(1, 11)), buffer=1_000_000)
+            if mode == "rows":
+                g.start_computation(EveryExecution())
         started = time.perf_counter()
         g.ingest(source, name="throughput")  # returns once the computation is idle too
         seconds = time.perf_counter() - started
         batches = 0 if live is None else live.stats()["batches"]
+        notes = None if stream is None else len(stream.drain())
     return {
         "computation": name,
         "mode": mode,
@@ -271,6 +290,7 @@ def throughput(name: str, mode: str, copies: int, shards: int, workdir: Path) ->
         "seconds": seconds,
         "rate": len(source) / seconds,
         "batches": batches,
+        "notifications": notes,
     }
 
 
@@ -295,7 +315,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 print(runs[-1], flush=True)
         rates = []
         for name in THROUGHPUT:
-            for mode in ("rows", "batches") if THROUGHPUT[name] else ("batches",):
+            paired = THROUGHPUT[name] is not None or name == STREAM
+            for mode in ("rows", "batches") if paired else ("batches",):
                 rates.append(throughput(name, mode, args.copies, args.shards, workdir))
                 print(rates[-1], flush=True)
     finally:
@@ -342,13 +363,15 @@ def _table(result: dict[str, Any]) -> str:
         f"Throughput: CollegeMsg x {result['copies']} as column batches at full speed into a"
         " running graph, until the graph and the computation are idle.",
         "",
-        "| live computation | mode | updates | seconds | updates/s | vs none | batches |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| live computation | mode | updates | seconds | updates/s | vs none | batches |"
+        " notifications |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in result["throughput"]:
         lines.append(
             f"| {r['computation']} | {r['mode']} | {r['updates']:,} | {r['seconds']:.2f} |"
             f" {r['rate']:,.0f} | {r['rate'] / base:.2f} | {r['batches']:,} |"
+            f" {'' if r['notifications'] is None else format(r['notifications'], ',')} |"
         )
     return "\n".join(lines) + "\n"
 
