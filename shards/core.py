@@ -1027,6 +1027,8 @@ class ShardCore:
         observer = self._observer
         if observer is not None and not observer.watching:
             observer = None
+        elif observer is not None:  # it may have begun to watch since the last pass
+            columns.flush()  # ran: the records hold what came before this run
         self._stream_batch = True
         try:
             while i < n:
