@@ -495,7 +495,8 @@ class RayGraph:
         self, function: Callable[..., Any], args: dict[int, tuple[Any, ...]]
     ) -> dict[int, Any]:
         """``function(store, *args[k])`` against a read-only handle of shard ``k``'s log,
-        in parallel tasks on the shards' nodes."""
+        in parallel tasks on the shards' nodes (a processing model's whole replay: kept
+        out of the shard actors' processes, whose work it would slow)."""
 
         def run(nodes: list[str]) -> dict[int, Any]:
             with ThreadPoolExecutor(max(1, len(args))) as pool:
@@ -508,10 +509,11 @@ class RayGraph:
         return self._on_shard_nodes(run)
 
     def read_log(self, shard: int, function: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-        """``function(store, *args, **kw)`` in a task on ``shard``'s node."""
-        path = self.shard_log_path(shard)
+        """``function(store, *args, **kw)`` (a small read: a vertex's state or history) by
+        ``shard``'s actor, or a task on its node where the actor cannot answer."""
+        path, actor = self.shard_log_path(shard), self.shards[shard]
         return self._on_shard_nodes(
-            lambda nodes: read_log(path, nodes[shard], function, *args, **kw)
+            lambda nodes: read_log(path, nodes[shard], function, *args, shard_actor=actor, **kw)
         )
 
     def build_snapshot(
@@ -522,8 +524,9 @@ class RayGraph:
         at: float | None = None,
         since: float | None = None,
     ) -> Snapshot:
-        """Every shard's part of the cut, rebuilt by a task on its log's node; a part lost
-        later with its node is built again where its shard runs then."""
+        """Every shard's part of the cut, rebuilt by its shard actor from its log (by a
+        task on its log's node where the actor cannot answer); a part lost later with its
+        node is built again where its shard runs then."""
         paths = [self.shard_log_path(k) for k in range(self.num_shards)]
         return self._on_shard_nodes(
             lambda nodes: build_snapshot(
@@ -534,6 +537,7 @@ class RayGraph:
                 at=at,
                 since=since,
                 nodes_now=self.shard_node_ids,
+                shards=self.shards,
             )
         )
 

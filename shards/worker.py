@@ -36,7 +36,7 @@ from ray.exceptions import ActorUnavailableError, RayActorError
 
 from shards.coordinator import Gate
 from shards.core import Batch, ShardCore, ShardFailed
-from shards.logstore import LogError, LogStore, open_log_store
+from shards.logstore import LogError, LogStore, RocksLogStore, open_log_store
 from shards.protocol import Outcome, Quiet, ShardSettings, ShardStats
 from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
@@ -71,6 +71,16 @@ def _open_log(factory: str, path: str, sync: bool, restarted: bool, shard: int) 
         print(f"shard {shard}: {exc}; retrying in {_REOPEN_DELAY} s", file=sys.stderr, flush=True)
         time.sleep(_REOPEN_DELAY)
         os._exit(71)
+
+
+def _with_read_only_log(
+    path: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    store = RocksLogStore(path, read_only=True)
+    try:
+        return function(store, *args, **kwargs)
+    finally:
+        store.close()
 
 
 def answer(ref: Any) -> Any:
@@ -133,6 +143,7 @@ class ShardWorker:
         self.num_shards = num_shards
         self.max_pending = max_pending
         self.max_batch = max_batch
+        self.log_path = log_path
         with warnings.catch_warnings():  # Ray's property warns about its own internals
             warnings.simplefilter("ignore")
             self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
@@ -248,6 +259,15 @@ class ShardWorker:
     async def pid(self) -> int:
         """The actor's process id (fault-injection tests kill it)."""
         return os.getpid()
+
+    async def read_log(
+        self, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """``function(store, *args, **kwargs)`` against a read-only handle of this shard's
+        log, in a thread of this process, while the shard goes on (what a task on the
+        shard's node does, without a worker process to start). A caller wanting several
+        return values sets ``num_returns``."""
+        return await asyncio.to_thread(_with_read_only_log, self.log_path, function, args, kwargs)
 
     async def node(self) -> str:
         """The id of the Ray node this shard runs on (tasks reading its log go there)."""

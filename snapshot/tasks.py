@@ -1,5 +1,9 @@
 """Snapshot parts built by Ray tasks, each on the node that holds its shard's log
-(:func:`build_snapshot`), and reads of a log there (:func:`read_log`).
+(:func:`build_snapshot`), and reads of a log there (:func:`read_log`). Where the graph's
+shard actors run, each builds its own part instead, in a thread of its process
+(``ShardWorker.read_log``): no task worker has to start, and a process that has run a
+shard has the libraries a part needs loaded already. A shard actor that cannot answer
+leaves its part to a task.
 
 The Ray side of :mod:`snapshot.snapshot`, kept apart so that building a snapshot in this
 process (a local or stopped graph) never imports Ray. A task opens the log through a
@@ -15,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import ray
+from ray.exceptions import ActorUnavailableError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shards.codec import Schema
@@ -61,37 +66,51 @@ def build_snapshot(
     at: float | None = None,
     since: float | None = None,
     nodes_now: Callable[[], list[str]] | None = None,
+    shards: list[Any] | None = None,
 ) -> Snapshot:
     """Rebuild every shard's part in parallel (one task per shard, on ``node_id``, or on
-    ``node_id[shard]`` when the logs are on several nodes), all with the graph's schema
-    (read from the shards' logs first). With ``nodes_now`` (the shards' nodes now, once
-    they answer), a part lost with its node is built again when read (see the module
-    doc)."""
+    ``node_id[shard]`` when the logs are on several nodes; by the shard actors
+    ``shards`` themselves where given), all with the graph's schema (read from the
+    shards' logs first). With ``nodes_now`` (the shards' nodes now, once they answer), a
+    part lost with its node is built again when read (see the module doc)."""
     started = time.perf_counter()
     nodes = [node_id] * len(shard_paths) if isinstance(node_id, str) else list(node_id)
-    schemas = ray.get(
-        [
-            _schema.options(scheduling_strategy=_on(nodes[k]), num_cpus=0).remote(path)
-            for k, path in enumerate(shard_paths)
-        ]
-    )
+    readers: list[Any] = [None] * len(shard_paths) if shards is None else list(shards)
+
+    def schema_of(shard: int, reader: Any) -> ray.ObjectRef[Any]:
+        if reader is not None:
+            return reader.read_log.remote(read_schema, (), {})  # type: ignore[no-any-return]
+        node = nodes[shard]
+        return _schema.options(scheduling_strategy=_on(node), num_cpus=0).remote(  # type: ignore[no-any-return]
+            shard_paths[shard]
+        )
+
     schema = Schema.empty()
-    for found in schemas:
+    for found in _answers(schema_of, readers):
         schema = schema.merge(found)
 
-    def submit(shard: int, node: str, bound: int | None) -> tuple[Part, Part, ray.ObjectRef[Any]]:
-        v, e, s = _build_part.options(scheduling_strategy=_on(node), num_cpus=0).remote(
-            shard_paths[shard], shard, schema, clock, at, since, bound
-        )
+    def submit(
+        shard: int, node: str, bound: int | None, reader: Any = None
+    ) -> tuple[Part, Part, ray.ObjectRef[Any]]:
+        args = (shard, schema, clock, at, since, bound)
+        if reader is not None:
+            v, e, s = reader.read_log.options(num_returns=3).remote(part_tables, args, {})
+        else:
+            v, e, s = _build_part.options(scheduling_strategy=_on(node), num_cpus=0).remote(
+                shard_paths[shard], *args
+            )
         return v, e, s
 
-    parts = [submit(shard, nodes[shard], None) for shard in range(len(shard_paths))]
+    parts = [submit(k, nodes[k], None, reader) for k, reader in enumerate(readers)]
+    stats = []
+    for k, (_, _, s) in enumerate(parts):
+        try:
+            stats.append(ray.get(s))
+        except _ACTOR_GONE:  # that shard is restarting: a task builds its part
+            parts[k] = submit(k, nodes[k], None)
+            stats.append(ray.get(parts[k][2]))
     snapshot = assemble_snapshot(
-        meta,
-        [v for v, _, _ in parts],
-        [e for _, e, _ in parts],
-        ray.get([s for _, _, s in parts]),
-        started,
+        meta, [v for v, _, _ in parts], [e for _, e, _ in parts], stats, started
     )
     meta.part_nodes = nodes
     if nodes_now is not None:
@@ -104,6 +123,24 @@ def build_snapshot(
 
         snapshot.rebuild = rebuild
     return snapshot
+
+
+_ACTOR_GONE = (RayActorError, ActorUnavailableError)
+
+
+def _answers(
+    ask: Callable[[int, Any], ray.ObjectRef[Any]], readers: list[Any]
+) -> list[Any]:
+    """``ask(shard, reader)`` for every shard at once, then their answers; a shard actor
+    that cannot answer is asked again as ``ask(shard, None)`` (a task)."""
+    refs = [ask(k, reader) for k, reader in enumerate(readers)]
+    out = []
+    for k, ref in enumerate(refs):
+        try:
+            out.append(ray.get(ref))
+        except _ACTOR_GONE:
+            out.append(ray.get(ask(k, None)))
+    return out
 
 
 def _on(node: str) -> NodeAffinitySchedulingStrategy:
@@ -121,9 +158,18 @@ def _with_log(path: str, function: Any, args: tuple[Any, ...], kwargs: dict[str,
         store.close()
 
 
-def read_log(path: str, node_id: str, function: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run ``function(store, *args, **kwargs)`` in a task on ``node_id`` against a
-    read-only handle of the log at ``path``; returns its result."""
+def read_log(
+    path: str, node_id: str, function: Any, *args: Any, shard_actor: Any = None, **kwargs: Any
+) -> Any:
+    """Run ``function(store, *args, **kwargs)`` against a read-only handle of the log at
+    ``path``: in a thread of ``shard_actor`` (the shard's actor, for a small read), or
+    where it is not given or cannot answer, in a task on ``node_id``; returns its
+    result."""
+    if shard_actor is not None:
+        try:
+            return ray.get(shard_actor.read_log.remote(function, args, kwargs))
+        except _ACTOR_GONE:
+            pass
     strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
     return ray.get(
         _with_log.options(scheduling_strategy=strategy, num_cpus=0).remote(

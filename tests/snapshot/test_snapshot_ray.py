@@ -147,3 +147,56 @@ def test_retrospection_and_cli(ray_session, tmp_path, college):
     assert result.exit_code == 0, result.output
     states = [json.loads(line) for line in result.stdout.splitlines()]
     assert states[-1]["state"]["sent"] == 101
+
+
+def test_shards_build_their_parts_and_tasks_stand_in_for_a_shard_gone(
+    ray_session, tmp_path, college
+):
+    """A running graph's shard actors build their own parts (no task); the same cut built
+    by tasks is the same table; a shard actor that cannot answer leaves its part, and
+    the schema read, to a task."""
+    import ray
+
+    from snapshot.snapshot import SnapshotMeta
+    from snapshot.tasks import build_snapshot
+
+    times = sorted({ts for ev in college.values() for ts, _ in ev})
+    t = times[30000]
+    with cr.GraphCluster(num_shards=2, log_dir=str(tmp_path / "g")) as g:
+        g.ingest(cr.SnapEdgeSource(collegemsg_path()))
+        graph = g._runtime  # its shard paths, nodes and actors
+        paths = [graph.shard_log_path(k) for k in range(2)]
+        nodes = graph.shard_node_ids()
+
+        def built(shards):
+            snap = build_snapshot(paths, nodes, SnapshotMeta("time", at=t), at=t, shards=shards)
+            return snap.vertices().sort_by("id"), snap.edges().sort_by(
+                [("src", "ascending"), ("dst", "ascending")]
+            )
+
+        by_shards = built(graph.shards)
+        assert by_shards == built(None)
+        assert _snap_counts(g.snapshot(at=t)) == pair_counts_between(college, t)
+
+        @ray.remote(num_cpus=0)
+        class Reader:
+            """Reads a shard's log as a shard actor does, counting the calls."""
+
+            def __init__(self, path):
+                self.path, self.calls = path, 0
+
+            def read_log(self, function, args, kwargs):
+                from shards.worker import _with_read_only_log
+
+                self.calls += 1
+                return _with_read_only_log(self.path, function, args, kwargs)
+
+            def count(self):
+                return self.calls
+
+        readers = [Reader.remote(path) for path in paths]
+        assert built(readers) == by_shards
+        assert ray.get([r.count.remote() for r in readers]) == [2, 2]  # schema and part
+        ray.kill(readers[1], no_restart=True)
+        assert built(readers) == by_shards
+        assert ray.get(readers[0].count.remote()) == 4
