@@ -116,11 +116,11 @@ class Snapshot:
 
     def vertices(self) -> pa.Table:
         """All vertices: ``id``, ``type``, ``clock``, ``time`` and state columns."""
-        return _concat(self._parts("vertex_refs"), empty_vertices())
+        return _concat(self._parts("vertex_refs"), empty_vertices)
 
     def edges(self) -> pa.Table:
         """All edges: ``src``, ``dst`` and property columns (``window_*`` for a window)."""
-        return _concat(self._parts("edge_refs"), empty_edges())
+        return _concat(self._parts("edge_refs"), empty_edges)
 
     def to_pandas(self) -> tuple[Any, Any]:
         """``(vertices, edges)`` as pandas DataFrames."""
@@ -245,9 +245,11 @@ def _dataset(parts: list[Part]) -> Any:
     return ray.data.from_arrow_refs(parts)  # type: ignore[arg-type]  # Ray types refs twice
 
 
-def _concat(tables: list[pa.Table], empty: pa.Table) -> pa.Table:
+def _concat(tables: list[pa.Table], empty: Callable[[], pa.Table]) -> pa.Table:
+    """The parts as one table; ``empty()`` where there is none (made only then: an empty
+    table is built by pandas, which a process reading parts need not import)."""
     if not tables:
-        return empty
+        return empty()
     return pa.concat_tables(tables)  # the parts share one schema
 
 
