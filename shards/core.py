@@ -112,6 +112,7 @@ from shards.execute import (
     creates_nothing,
     creation_props,
     settle,
+    state_change,
 )
 from shards.logstore import LogCorrupted, LogName, LogStore
 from shards.observe import ChangeBatch, ShardObserver, VertexChange, VertexView
@@ -131,7 +132,14 @@ from shards.routing import shard_of
 from shards.temporal import TemporalColumns, fits, is_temporal
 from vertex.annotations import mark_module_api
 from vertex.batch import BatchVertex, MessageBatch, Payloads, batch_rows
-from vertex.model import DirectHooks, TemporalVertex, Vertex, VertexTypes, temporal_edge
+from vertex.model import (
+    Context,
+    DirectHooks,
+    TemporalVertex,
+    Vertex,
+    VertexTypes,
+    temporal_edge,
+)
 from vertex.records import EDGE_KINDS, Update, UpdateKind, VertexId
 
 __all__ = [
@@ -929,13 +937,13 @@ class ShardCore:
         the graph has no batch class or an observer watches, the items run as
         :meth:`_run`'s. Logged as its columns."""
         observer = self._observer
-        if not self._batch_types or (observer is not None and observer.watching):
+        if observer is not None and observer.watching:
             # no row is a stream edge half: no direct step to try first (``halves`` only
             # says whether the source sends edges' target halves)
             return self._run(channel, run.items(), False, block, released, run)
         self._settle()
         first = self._wc + 1
-        execute, vertices, batch_types = self._execute, self._vertices, self._batch_types
+        execute, vertices, batch_types = self._execute_message, self._vertices, self._batch_types
         vids, times = run.vertex.tolist(), run.time.tolist()
         payloads = Payloads(run.props, len(run))
         start = -1  # the first row of the current stretch
@@ -950,8 +958,7 @@ class ShardCore:
             if start >= 0:
                 self._run_batch(_Stretch.of_run(run, start, i, records, payloads), block, released)
                 start, records = -1, []
-            msg = (K_UPDATE, vid, None, (_MESSAGE, None, payloads[i], None), times[i])
-            execute(msg, block, released)
+            execute(vid, record, payloads[i], times[i], block, released)
         if start >= 0:
             stretch = _Stretch.of_run(run, start, len(vids), records, payloads)
             self._run_batch(stretch, block, released)
@@ -1312,6 +1319,27 @@ class ShardCore:
         try:
             run = self._start(kind, vid, record, sender, payload, ts)
             HANDLERS[kind](run, sender, payload, ts)
+        except Exception as exc:  # a failing behavior applies nothing
+            self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
+            return
+        self._complete(run, wc, kind, payload, record, ts, block, released)
+
+    def _complete(
+        self,
+        run: Execution,
+        wc: int,
+        kind: int,
+        payload: Any,
+        record: VertexRecord | None,
+        ts: float,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> None:
+        """:meth:`_execute`'s steps once the hooks ran: settle, messages, then (only if
+        all of that succeeded) number, observe, commit and log. ``record`` is the vertex's
+        record before (``None``: the execution created it)."""
+        vid = run.vid
+        try:
             if run.ctx is not None:
                 settle(run, block is not None)
             messages = None
@@ -1347,6 +1375,59 @@ class ShardCore:
                 block.edges[i] = edge_ops
             edge = edge_ops[0] if len(edge_ops) == 1 else None
             block.events.append((vid, run.clock, run.time, run.delta, edge, run.in_op))
+
+    def _execute_message(
+        self,
+        vid: VertexId,
+        record: VertexRecord | None,
+        payload: Mapping[str, Any],
+        ts: float,
+        block: BlockWriter | None,
+        released: list[tuple[int, int, Message, int]],
+    ) -> None:
+        """A stream message (not late) to ``vid`` (``record``: its record here, if any),
+        with no observer watching: :meth:`_execute`'s steps for it without the general
+        start and dispatch -- a class that ignores messages is clocked and logged, one with
+        ``on_message`` gets its context; where the hook changed only the state, the state
+        is committed and logged here, else the general steps go on (:meth:`_complete`).
+        Same effects, same entry as :meth:`_execute` (a new vertex, or a class without its
+        plan yet, takes that path)."""
+        plan = None if record is None else self._plans.get(record.type_name)
+        if plan is None:
+            message = (K_UPDATE, vid, None, (_MESSAGE, None, payload, None), ts)
+            self._execute(message, block, released)
+            return
+        assert record is not None
+        wc = self._wc = self._wc + 1
+        clock = record.clock + 1
+        time = record.time if record.time > ts else ts
+        if time > self.max_time:
+            self.max_time = time
+        behavior, direct = plan
+        if direct.ignores_messages:
+            record.clock, record.time = clock, time
+            if block is not None:
+                block.events.append((vid, clock, time, None, None, None))
+            return
+        old = record.state
+        ctx = Context(vid, clock, time, dict(old), record.out_edges, record.in_edges, None)
+        try:
+            behavior.on_message(ctx, payload)
+        except Exception as exc:  # a failing behavior applies nothing
+            self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
+            return
+        if ctx.edge_ops or ctx.sends or ctx.spawns or ctx.deleted:
+            run = Execution(vid, record, False, behavior, direct, clock, time, None)
+            run.ctx = ctx
+            self._complete(run, wc, K_UPDATE, payload, record, ts, block, released)
+            return
+        new = ctx.state
+        delta, dropped = state_change(old, new, block is not None)
+        record.state, record.clock, record.time = new, clock, time
+        if block is not None:
+            if dropped:
+                block.dropped[len(block.events)] = dropped
+            block.events.append((vid, clock, time, delta, None, None))
 
     def _execute_direct(self, msg: Message, block: BlockWriter | None) -> bool:
         """Run a stream edge update's half in one step, where it is one of the two hot

@@ -41,6 +41,7 @@ __all__ = [
     "creates_nothing",
     "creation_props",
     "settle",
+    "state_change",
 ]
 
 EDGE_CLEANUP = (K_EDGE_REJECTED, K_TARGET_DELETED)
@@ -265,18 +266,30 @@ def settle(run: Execution, logging: bool) -> None:
     run.state = new
     if run.created:
         run.delta = new
-    elif logging and new != old:
-        if len(new) <= _SMALL_STATE:
-            run.delta = new
-        else:
-            run.delta = {k: v for k, v in new.items() if k not in old or old[k] != v}
-        if not old.keys() <= new.keys():
-            run.dropped = tuple(k for k in old if k not in new)
+    else:
+        run.delta, run.dropped = state_change(old, new, logging)
     if ctx.edge_ops:
         run.edge_ops = tuple(ctx.edge_ops.items())
     run.sends = ctx.sends
     run.spawns = ctx.spawns
     run.deleted = ctx.deleted
+
+
+def state_change(
+    old: dict[str, Any], new: dict[str, Any], logging: bool
+) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """What the log notes of an existing vertex's state going from ``old`` to ``new``:
+    the changed keys (or, for a small state, the whole state: cheaper than the diff and
+    replayed the same way) and the keys dropped; nothing when not ``logging`` or when
+    nothing changed."""
+    if not logging or new == old:
+        return None, ()
+    if len(new) <= _SMALL_STATE:
+        delta = new
+    else:
+        delta = {k: v for k, v in new.items() if k not in old or old[k] != v}
+    dropped = () if old.keys() <= new.keys() else tuple(k for k in old if k not in new)
+    return delta, dropped
 
 
 _SMALL_STATE = 4  # keys; up to this size a changed state is logged whole

@@ -13,7 +13,7 @@ graph and cuts, and a malformed item in the middle of a list is reported as befo
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,38 @@ from shards.logstore import LogName, LogStore, MemoryLogStore
 from shards.replay import LogReplay, read_commands
 from vertex.batch import MessageBatch, Payloads
 from vertex.columns import UpdateBatch
-from vertex.model import TemporalVertex, VertexTypes
+from vertex.model import Context, TemporalVertex, VertexTypes
 from vertex.records import Update
 
-CLASSES = {"batch": LedgerVertex, "per message": LedgerRowsVertex, "built-in": TemporalVertex}
+
+class Talker(TemporalVertex):
+    """``on_message`` taking every branch a message can: a failure, no change, a dropped
+    key, a message sent, an edge added (and a few other vertices created by them)."""
+
+    type_name = "Talker"
+
+    def on_message(self, ctx: Context, msg: Mapping[str, Any]) -> None:
+        amount = msg["amount"]
+        if amount == 13:
+            raise ValueError("unlucky")
+        if amount % 10 == 0:
+            return  # no change
+        if amount % 9 == 0:
+            ctx.state.pop("last", None)
+        else:
+            ctx.state["last"] = amount
+        if amount % 7 == 0:
+            ctx.send(amount % 5, {"echo": amount})  # a user message to another vertex
+        if amount % 11 == 0:
+            ctx.add_edge(amount % 3, amount=amount)
+
+
+CLASSES = {
+    "batch": LedgerVertex,
+    "per message": LedgerRowsVertex,
+    "built-in": TemporalVertex,
+    "every branch": Talker,
+}
 
 
 def _stream(n: int = 2_000, accounts: int = 60, seed: int = 5) -> list[Update]:
@@ -254,8 +282,12 @@ def test_message_columns_and_rows_log_and_cut_the_same(name: str) -> None:
         assert _graph(by_columns) == _graph(by_rows)
         assert _cuts(by_columns, [0, 150.5, 400, 700]) == _cuts(by_rows, [0, 150.5, 400, 700])
         assert _column_runs(by_columns) >= 10 and _column_runs(by_rows) == 0
-        if cls is not TemporalVertex:  # (a message creating its vertex makes a built-in one)
-            assert _balances(by_columns) == _fold(stream, accounts=60)
+        if cls in (LedgerVertex, LedgerRowsVertex):  # (a message creating its vertex
+            assert _balances(by_columns) == _fold(stream, accounts=60)  # makes a built-in)
+        if cls is Talker:  # every branch was taken
+            errors = sum(core.errors for core in by_columns.cores)
+            edges = sum(core.edge_count for core in by_columns.cores)
+            assert errors > 0 and edges > 0
     finally:
         by_rows.close()
         by_columns.close()
