@@ -567,6 +567,7 @@ class ShardCore:
         with paused_gc():
             outcome = self._handle(batch)
         if batch.side and self._observer is not None:
+            self._flush()  # the observer reads the vertices it got messages for
             self._observer.receive_side(batch.side)
         return outcome
 
@@ -1262,8 +1263,10 @@ class ShardCore:
         return record.snapshot()
 
     def vertex_view(self, vertex_id: VertexId) -> VertexView | None:
-        """A read-only view of a live vertex (``None``: not on this shard)."""
-        record = self.vertices.get(vertex_id)
+        """A read-only view of a live vertex (``None``: not on this shard). The temporal
+        columns are not written back here (per call, that would cost a scan of them): the
+        core writes them back before it hands its observer anything to read."""
+        record = self._vertices.get(vertex_id)
         return None if record is None else VertexView(vertex_id, record)
 
     def vertex_views(self) -> Iterator[VertexView]:
