@@ -9,11 +9,11 @@ shared machine hits both, and report ratios.
 The default "before" revision is the last commit before the log format 2 and the lean
 execute step (:data:`BEFORE`); pass another with ``--before``, or ``--before none``.
 
-A tree's compiled kernels (numba, cached next to their source) are compiled once, by a
-small ingest in process and one on Ray (whose shards get read-only arrays: another
-signature), before anything of it is measured: a revision's tree is new, and its first
-measurement would otherwise pay the compilation (seconds of CPU) that the other tree's
-warm cache does not.
+``tree(revision, warm=True)`` (the benchmarks timing ingests on Ray) also compiles the
+tree's kernels (numba, cached next to their source) once, by a small ingest in process and
+one on Ray (whose shards get read-only arrays: another signature), before anything of it
+is measured: a revision's tree is new, and its first measurement would otherwise pay the
+compilation (seconds of CPU) that the other tree's warm cache does not.
 """
 
 from __future__ import annotations
@@ -40,21 +40,24 @@ try:
     import shards.core
     from shards.local import LocalRuntime
     from vertex.columns import UpdateBatch
-except ImportError:  # a tree from before the compiled kernels
-    raise SystemExit(0)
-shards.core.TEMPORAL_AFTER = 0
-for ts in (np.arange(1, 65), np.arange(1, 65) / 2):
-    rt = LocalRuntime(2)
-    rt.ingest([UpdateBatch.edges("w", np.arange(64) % 7, np.arange(64) % 5, ts, np.arange(1, 65))])
-    rt.close()
+
+    shards.core.TEMPORAL_AFTER = 0
+    for ts in (np.arange(1, 65), np.arange(1, 65) / 2):
+        rt = LocalRuntime(2)
+        ids = np.arange(64)
+        rt.ingest([UpdateBatch.edges("w", ids % 7, ids % 5, ts, ids + 1)])
+        rt.close()
+except Exception:  # a tree from before the compiled kernels (or their column batches)
+    pass
 """
 
 
-def tree(revision: str | None) -> Path | None:
+def tree(revision: str | None, warm: bool = False) -> Path | None:
     """This checkout (``None``), or the tree of git ``revision`` (``"none"``: no tree),
-    removed when the process exits."""
+    removed when the process exits; ``warm``: its kernels compiled first (see the module
+    doc)."""
     if revision is None:
-        return _warm(ROOT)
+        return _warm(ROOT) if warm else ROOT
     if revision == "none":
         return None
     if revision not in _TREES:
@@ -64,8 +67,8 @@ def tree(revision: str | None) -> Path | None:
             ["git", "-C", str(ROOT), "archive", revision], capture_output=True, check=True
         )
         subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
-        _TREES[revision] = _warm(where)
-    return _TREES[revision]
+        _TREES[revision] = where
+    return _warm(_TREES[revision]) if warm else _TREES[revision]
 
 
 def _warm(root: Path) -> Path:
@@ -82,6 +85,8 @@ def _warm(root: Path) -> Path:
         part = work / "part.txt"
         part.write_text("\n".join(lines[:40_000]) + "\n")
         measure(root, "ray_ingest", file=str(part), shards=2, workdir=str(work), mid_t=None)
+    except RuntimeError:
+        pass  # a tree the probe cannot ingest with: its measurement says so itself
     finally:
         shutil.rmtree(work, ignore_errors=True)
     _WARM.add(root)

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="Also time Raphtory's load_edges of each file (its environment: bench.envs).",
     )
     args = parser.parse_args(argv)
-    trees = {"now": tree(None), "before": tree(args.before)}
+    trees = {"now": tree(None, warm=True), "before": tree(args.before, warm=True)}
     trees = {name: root for name, root in trees.items() if root is not None}
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-ingest-"))
     runs: dict[str, dict[str, Any]] = {}

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--skewed-events", type=int, default=600_000)
     parser.add_argument("--out", type=Path, default=RESULTS, help="Where results are written.")
     args = parser.parse_args(argv)
-    trees = {"now": tree(None), "before": tree(args.before)}
+    trees = {"now": tree(None, warm=True), "before": tree(args.before, warm=True)}
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-multi-"))
     runs: dict[str, Any] = {}
     try:
