@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -119,6 +119,58 @@ class RowProbe(DegreeHistogram):
 
     def combine(self, parts: list[Any]) -> dict[str, Any]:
         return _combined(parts)
+
+
+class _AgedPageRank(tuple):  # type: ignore[type-arg]
+    ages: list[np.ndarray]
+
+
+class BatchPageRankProbe(LivePageRank):
+    """Live PageRank on net changes, noting, per vertex and batch, the age of the newest
+    paced update it took in (its vertex's time: the newest update's)."""
+
+    net_changes: ClassVar[bool] = True  # declared again: on_change is overridden here
+
+    def new_aggregate(self) -> Any:
+        aggregate = _AgedPageRank(())
+        aggregate.ages = []
+        return aggregate
+
+    def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
+        super().on_change(ctx, change)
+        if change.time >= _PACED and (change.added_out or _sent(change)):
+            ctx.aggregate.ages.append(np.array([time.time() * 1000 - change.time / 1000]))
+
+    def summarize(self, aggregate: Any, values: Mapping[VertexId, Any]) -> Any:
+        ages = np.concatenate(aggregate.ages) if aggregate.ages else np.zeros(0)
+        return (*super().summarize(aggregate, values), ages)
+
+    def combine(self, parts: list[Any]) -> dict[str, Any]:
+        result: dict[str, Any] = super().combine([(x, n) for x, n, _ in parts])
+        result["ages"] = np.concatenate([ages for *_, ages in parts])
+        return result
+
+
+class RowPageRankProbe(BatchPageRankProbe):
+    """The same, one change per execution (``net_changes`` off): the age of each owner
+    half."""
+
+    net_changes: ClassVar[bool] = False
+
+    def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
+        super().on_change(ctx, change)
+
+
+def _sent(change: VertexChange) -> bool:
+    """Whether the change holds an owner half: the vertex sent more."""
+    old, state = change.old_state, change.state
+    return old is not None and state is not None and state["sent"] != old["sent"]
+
+
+PROBES: dict[str, dict[str, type[Computation]]] = {
+    "degree histogram": {"rows": RowProbe, "batches": BatchProbe},
+    "PageRank (tol 1e-6)": {"rows": RowPageRankProbe, "batches": BatchPageRankProbe},
+}
 
 
 class RowHistogram(DegreeHistogram):
@@ -211,11 +263,21 @@ def _percentile(ages: np.ndarray, q: float) -> float:
     return float(np.quantile(ages, q)) if len(ages) else float("nan")
 
 
-def run(mode: str, rate: float, seconds: float, shards: int, workdir: Path) -> dict[str, Any]:
-    """One paced ingest with the probe of ``mode``; latency percentiles in ms."""
+def run(
+    mode: str,
+    rate: float,
+    seconds: float,
+    shards: int,
+    workdir: Path,
+    computation: str = "degree histogram",
+) -> dict[str, Any]:
+    """One paced ingest with the probe of ``computation`` in ``mode``; latency
+    percentiles in ms."""
     import chronoray as cr
 
-    probe = BatchProbe() if mode == "batches" else RowProbe()
+    cls = PROBES[computation][mode]
+    probe = cls(tol=1e-6) if issubclass(cls, LivePageRank) else cls()
+    assert (batch_hook(probe) is not None) == (mode == "batches")
     batch = max(64, int(rate * 0.01 / shards))
     with cr.GraphCluster(
         num_shards=shards, log_dir=str(workdir / f"g-{time.monotonic_ns()}"), batch_size=batch
@@ -227,6 +289,7 @@ def run(mode: str, rate: float, seconds: float, shards: int, workdir: Path) -> d
         ages = np.asarray(live.result()["ages"], dtype=np.float64)
         stats = live.stats()
     return {
+        "computation": computation,
         "mode": mode,
         "offered_rate": rate,
         "paced_updates": int(rate * seconds),
@@ -309,10 +372,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="chronoray-bench-live-columns-"))
     runs = []
     try:
-        for rate in (float(r) for r in args.rates.split(",")):
-            for mode in ("rows", "batches"):
-                runs.append(run(mode, rate, args.seconds, args.shards, workdir))
-                print(runs[-1], flush=True)
+        for computation in PROBES:
+            for rate in (float(r) for r in args.rates.split(",")):
+                for mode in ("rows", "batches"):
+                    runs.append(run(mode, rate, args.seconds, args.shards, workdir, computation))
+                    print(runs[-1], flush=True)
         rates = []
         for name in THROUGHPUT:
             paired = THROUGHPUT[name] is not None or name == STREAM
@@ -339,21 +403,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def _table(result: dict[str, Any]) -> str:
     lines = [
-        f"# Live degree histogram during column ingestion: Ray, {result['shards']} shards",
+        f"# Live computations during column ingestion: Ray, {result['shards']} shards",
         "",
-        "Age of each update (from leaving the source to the shard's histogram taking it in)"
-        f" while CollegeMsg edges stream in as column batches at a fixed rate for"
+        "Age of each update (from leaving the source to the shard's computation taking it"
+        " in) while CollegeMsg edges stream in as column batches at a fixed rate for"
         f" {result['seconds']:g} s, after the whole file at full speed (`python -m"
         " bench.live_columns`). `rows`: one change per execution (every live computation"
-        " before change batches); `batches`: the histogram on change batches. Shared"
+        " before change batches); `batches`: on change batches. The histogram notes every"
+        " update's age; PageRank (net changes) notes, per vertex and batch, the age of the"
+        " newest update it took in (`rows`: of each owner half). Shared"
         f" {result['machine']['cpus']}-core VM.",
         "",
-        "| offered/s | mode | samples | batches | p50 ms | p99 ms | p99.9 ms | max ms |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| computation | offered/s | mode | samples | batches | p50 ms | p99 ms | p99.9 ms |"
+        " max ms |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in result["runs"]:
         lines.append(
-            f"| {r['offered_rate']:,.0f} | {r['mode']} | {r['samples']:,} of"
+            f"| {r.get('computation', 'degree histogram')} |"
+            f" {r['offered_rate']:,.0f} | {r['mode']} | {r['samples']:,} of"
             f" {r['paced_updates']:,} | {r['batches']:,} | {r['p50_ms']:.1f} |"
             f" {r['p99_ms']:.1f} | {r['p999_ms']:.1f} | {r['max_ms']:.1f} |"
         )
