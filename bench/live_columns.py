@@ -445,4 +445,8 @@ def _table(result: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    # the module's own classes, not __main__'s: Ray pickles those by value, and cloudpickle
+    # leaves out a class attribute equal to its base's (BatchPageRankProbe.net_changes)
+    from bench.live_columns import main as _main
+
+    _main()
