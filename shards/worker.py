@@ -42,7 +42,7 @@ from vertex.annotations import mark_module_api
 from vertex.model import VertexTypes
 from vertex.records import VertexId
 
-__all__ = ["ShardWorker", "ACTOR_ERRORS", "answer", "shard_actor_name"]
+__all__ = ["ShardWorker", "ACTOR_ERRORS", "answer", "shard_actor_name", "with_read_only_log"]
 
 ACTOR_ERRORS = (RayActorError, ActorUnavailableError)
 """Exceptions that mean "the actor died or is restarting": resend after it is back."""
@@ -73,9 +73,11 @@ def _open_log(factory: str, path: str, sync: bool, restarted: bool, shard: int) 
         os._exit(71)
 
 
-def _with_read_only_log(
+def with_read_only_log(
     path: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
+    """``function(store, *args, **kwargs)`` against a read-only handle of the log at
+    ``path`` (the shard may be writing it meanwhile), closed after."""
     store = RocksLogStore(path, read_only=True)
     try:
         return function(store, *args, **kwargs)
@@ -267,7 +269,7 @@ class ShardWorker:
         log, in a thread of this process, while the shard goes on (what a task on the
         shard's node does, without a worker process to start). A caller wanting several
         return values sets ``num_returns``."""
-        return await asyncio.to_thread(_with_read_only_log, self.log_path, function, args, kwargs)
+        return await asyncio.to_thread(with_read_only_log, self.log_path, function, args, kwargs)
 
     async def node(self) -> str:
         """The id of the Ray node this shard runs on (tasks reading its log go there)."""

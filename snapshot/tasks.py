@@ -17,44 +17,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import pyarrow as pa
 import ray
 from ray.exceptions import ActorUnavailableError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shards.codec import Schema
-from shards.logstore import RocksLogStore
 from shards.replay import read_schema
+from shards.worker import with_read_only_log
 from snapshot.snapshot import Part, Snapshot, SnapshotMeta, assemble_snapshot, part_tables
 from vertex.annotations import mark_module_api
 
 __all__ = ["build_snapshot", "read_log"]
-
-
-@ray.remote
-def _schema(path: str) -> Schema:
-    store = RocksLogStore(path, read_only=True)
-    try:
-        return read_schema(store)
-    finally:
-        store.close()
-
-
-@ray.remote(num_returns=3)
-def _build_part(
-    path: str,
-    shard: int,
-    schema: Schema,
-    clock: tuple[int, ...] | None,
-    at: float | None,
-    since: float | None,
-    bound: int | None = None,
-) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
-    store = RocksLogStore(path, read_only=True)
-    try:
-        return part_tables(store, shard, schema, clock, at, since, bound)
-    finally:
-        store.close()
 
 
 def build_snapshot(
@@ -80,10 +53,8 @@ def build_snapshot(
     def schema_of(shard: int, reader: Any) -> ray.ObjectRef[Any]:
         if reader is not None:
             return reader.read_log.remote(read_schema, (), {})  # type: ignore[no-any-return]
-        node = nodes[shard]
-        return _schema.options(scheduling_strategy=_on(node), num_cpus=0).remote(  # type: ignore[no-any-return]
-            shard_paths[shard]
-        )
+        task = _with_log.options(scheduling_strategy=_on(nodes[shard]), num_cpus=0)
+        return task.remote(shard_paths[shard], read_schema, (), {})  # type: ignore[no-any-return]
 
     schema = Schema.empty()
     for found in _answers(schema_of, readers):
@@ -96,9 +67,8 @@ def build_snapshot(
         if reader is not None:
             v, e, s = reader.read_log.options(num_returns=3).remote(part_tables, args, {})
         else:
-            v, e, s = _build_part.options(scheduling_strategy=_on(node), num_cpus=0).remote(
-                shard_paths[shard], *args
-            )
+            task = _with_log.options(scheduling_strategy=_on(node), num_cpus=0, num_returns=3)
+            v, e, s = task.remote(shard_paths[shard], part_tables, args, {})
         return v, e, s
 
     parts = [submit(k, nodes[k], None, reader) for k, reader in enumerate(readers)]
@@ -151,11 +121,7 @@ def _on(node: str) -> NodeAffinitySchedulingStrategy:
 
 @ray.remote
 def _with_log(path: str, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    store = RocksLogStore(path, read_only=True)
-    try:
-        return function(store, *args, **kwargs)
-    finally:
-        store.close()
+    return with_read_only_log(path, function, args, kwargs)
 
 
 def read_log(

@@ -186,10 +186,10 @@ def test_shards_build_their_parts_and_tasks_stand_in_for_a_shard_gone(
                 self.path, self.calls = path, 0
 
             def read_log(self, function, args, kwargs):
-                from shards.worker import _with_read_only_log
+                from shards.worker import with_read_only_log
 
                 self.calls += 1
-                return _with_read_only_log(self.path, function, args, kwargs)
+                return with_read_only_log(self.path, function, args, kwargs)
 
             def count(self):
                 return self.calls
