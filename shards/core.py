@@ -1422,7 +1422,8 @@ class ShardCore:
         if ctx.edge_ops or ctx.sends or ctx.spawns or ctx.deleted:
             run = Execution(vid, record, False, behavior, direct, clock, time, None)
             run.ctx = ctx
-            self._complete(run, wc, K_UPDATE, payload, record, ts, block, released)
+            update = (_MESSAGE, None, payload, None)  # the message's payload, as _execute's
+            self._complete(run, wc, K_UPDATE, update, record, ts, block, released)
             return
         new = ctx.state
         delta, dropped = state_change(old, new, block is not None)
