@@ -77,7 +77,7 @@ class LiveHost:
         self._streams: dict[str, ShardStream] = {}
         self._indexes: dict[str, ShardIndex] = {}
         self._lists: list[list[tuple[str, VertexId, Any]]] = []
-        self._combined: list[dict[tuple[str, VertexId], Any]] = []
+        self._combined: list[dict[str, dict[VertexId, Any]]] = []  # dest -> cid -> vertex
         self._route: dict[VertexId, int] = {}
         self._received = 0
 
@@ -207,16 +207,16 @@ class LiveHost:
 
     def side_pending(self, dest: int) -> int:
         """Computation messages waiting for shard ``dest``."""
-        return len(self._lists[dest]) + len(self._combined[dest])
+        return len(self._lists[dest]) + sum(map(len, self._combined[dest].values()))
 
     def take_side(self, dest: int) -> list[Any]:
         """Hand the messages for ``dest`` to the core's next batch."""
         items = self._lists[dest][:]
         self._lists[dest].clear()
-        combined = self._combined[dest]
-        if combined:
-            items.extend((cid, vid, msg) for (cid, vid), msg in combined.items())
-            combined.clear()
+        for cid, box in self._combined[dest].items():
+            if box:
+                items.extend((cid, vid, msg) for vid, msg in box.items())
+                box.clear()  # kept: the computation's senders hold it
         return items
 
     def receive_side(self, items: list[Any]) -> None:
@@ -265,8 +265,7 @@ class LiveHost:
         for queue in self._lists:
             queue[:] = [item for item in queue if item[0] != cid]
         for combined in self._combined:
-            for key in [k for k in combined if k[0] == cid]:
-                del combined[key]
+            combined.pop(cid, None)
         self._update_watching()
         return found
 
@@ -377,11 +376,12 @@ class LiveHost:
 
             return send, send_many
 
+        boxes = [by_cid.setdefault(cid, {}) for by_cid in combined]  # this one's, per dest
+
         def send_combined(dst: VertexId, msg: Any) -> None:
-            box = combined[dest_of(dst)]
-            key = (cid, dst)
-            old = box.get(key, _NONE)
-            box[key] = msg if old is _NONE else combine(old, msg)
+            box = boxes[dest_of(dst)]
+            old = box.get(dst, _NONE)
+            box[dst] = msg if old is _NONE else combine(old, msg)
 
         def send_many_combined(dsts: Iterable[VertexId], msg: Any) -> None:
             get = route.get
@@ -389,10 +389,9 @@ class LiveHost:
                 dest = get(dst)
                 if dest is None:
                     dest = route[dst] = shard_of(dst, num_shards)
-                box = combined[dest]
-                key = (cid, dst)
-                old = box.get(key, _NONE)
-                box[key] = msg if old is _NONE else combine(old, msg)
+                box = boxes[dest]
+                old = box.get(dst, _NONE)
+                box[dst] = msg if old is _NONE else combine(old, msg)
 
         return send_combined, send_many_combined
 
