@@ -934,9 +934,8 @@ class ShardCore:
         """Execute a run of stream messages from its columns, as :meth:`_run` would its
         items: each stretch of rows to existing vertices of batch classes runs as one
         :meth:`_run_batch` that hands the payload columns to ``on_updates``; any other row
-        gets its exact message (built for that call only) and the general path. Where
-        the graph has no batch class or an observer watches, the items run as
-        :meth:`_run`'s. Logged as its columns."""
+        gets its message's payload and :meth:`_execute_message`. Where an observer
+        watches, the items run as :meth:`_run`'s. Logged as its columns."""
         observer = self._observer
         if observer is not None and observer.watching:
             # no row is a stream edge half: no direct step to try first (``halves`` only
@@ -1401,17 +1400,17 @@ class ShardCore:
             self._execute(message, block, released)
             return
         assert record is not None
+        behavior, direct = plan
+        if direct.ignores_messages:
+            time = self._direct_commit(record, None, ts)
+            if block is not None:
+                block.events.append((vid, record.clock, time, None, None, None))
+            return
         wc = self._wc = self._wc + 1
         clock = record.clock + 1
         time = record.time if record.time > ts else ts
         if time > self.max_time:
             self.max_time = time
-        behavior, direct = plan
-        if direct.ignores_messages:
-            record.clock, record.time = clock, time
-            if block is not None:
-                block.events.append((vid, clock, time, None, None, None))
-            return
         old = record.state
         ctx = Context(vid, clock, time, dict(old), record.out_edges, record.in_edges, None)
         try:
