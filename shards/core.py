@@ -1096,35 +1096,26 @@ class ShardCore:
         wc: int,
     ) -> ChangeBatch:
         """What a stretch of the temporal pass changed (rows ``start ..``, the first at
-        worker clock ``wc``), for an observer: the touched vertices' states before it are
-        taken, then the columns are written back into the records."""
+        worker clock ``wc``), for an observer: made (the touched vertices' states before
+        it taken), then the columns are written back into the records."""
         n = len(entries)
         flags = entries.flags
-        created = (flags & TEMPORAL_CREATED) != 0
-        rows = columns.record_rows(out, start, start + n)
-        _, first = np.unique(entries.vertex, return_index=True)
-        first.sort()
-        records = columns.records
-        views, old_states = [], []
-        ids, at, made_here = entries.vertex[first], rows[first], created[first]
-        for vid, row, made in zip(ids.tolist(), at.tolist(), made_here.tolist(), strict=True):
-            record = records[row]
-            views.append(VertexView(vid, record))
-            old_states.append(None if made else record.state)
-        columns.flush()
-        batch = {
+        columns_of = {
             "vertex": entries.vertex,
             "other": entries.other,
             "half": entries.half,
             "new_edge": (flags & TEMPORAL_NEW) != 0,
-            "created": created,
+            "created": (flags & TEMPORAL_CREATED) != 0,
             "degree": entries.degree,
             "clock": entries.clock,
             "time": entries.time,
             "event_time": run.time[start : start + n],
             "wc": np.arange(wc, wc + n, dtype=np.int64),
         }
-        return ChangeBatch(batch, views, old_states, entries)
+        rows = columns.record_rows(out, start, start + n)
+        batch = ChangeBatch(columns_of, columns.records, rows, entries)
+        columns.flush()
+        return batch
 
     def _run_row(
         self,

@@ -30,7 +30,7 @@ Guarantees the core gives an observer:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -193,8 +193,9 @@ class ChangeBatch:
     Per vertex the batch touched, in the order of first touch: ``touched`` (ids),
     ``touched_index`` (each row's position in ``touched``), ``views`` (read-only views of
     the vertices as they are after the batch) and ``old_states`` (each vertex's state
-    before the batch, ``None`` if the batch created it). Edges and vertices are never
-    removed by such rows.
+    before the batch, ``None`` if the batch created it: taken from the records when the
+    batch is made, so the shard makes it before it writes the stretch back into them).
+    Edges and vertices are never removed by such rows.
     """
 
     __slots__ = (
@@ -218,10 +219,13 @@ class ChangeBatch:
     def __init__(
         self,
         columns: Mapping[str, np.ndarray],
-        views: list[VertexView],
-        old_states: list[Mapping[str, Any] | None],
+        records: Sequence[VertexRecord],
+        record_rows: np.ndarray,
         entries: TemporalEntries | None = None,
     ) -> None:
+        """``columns`` as above; row ``k``'s vertex record is
+        ``records[record_rows[k]]``; ``entries``: the rows' logged form (their state
+        changes, for :meth:`row_states`)."""
         self.vertex = _read_only(columns["vertex"])
         self.other = _read_only(columns["other"])
         self.half = _read_only(columns["half"])
@@ -238,10 +242,14 @@ class ChangeBatch:
         rank[order] = np.arange(len(order))
         self.touched = _read_only(ids[order])
         self.touched_index = _read_only(rank[inverse.reshape(-1)])
-        if len(views) != len(self.touched) or len(old_states) != len(self.touched):
-            raise ValueError("a change batch needs one view and one old state per vertex")
-        self.views = views
-        self.old_states = old_states
+        first = first[order]
+        self.views: list[VertexView] = []
+        self.old_states: list[Mapping[str, Any] | None] = []
+        at, made = record_rows[first].tolist(), self.created[first].tolist()
+        for vid, row, created in zip(self.touched.tolist(), at, made, strict=True):
+            record = records[row]
+            self.views.append(VertexView(vid, record))
+            self.old_states.append(None if created else record.state)
         self._entries = entries  # the rows' logged form: their state changes
 
     def __len__(self) -> int:
