@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import ray
-from ray.exceptions import ActorUnavailableError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from shards.codec import Schema
 from shards.replay import read_schema
-from shards.worker import with_read_only_log
+from shards.worker import ACTOR_ERRORS, with_read_only_log
 from snapshot.snapshot import Part, Snapshot, SnapshotMeta, assemble_snapshot, part_tables
 from vertex.annotations import mark_module_api
 
@@ -57,7 +56,7 @@ def build_snapshot(
         return task.remote(shard_paths[shard], read_schema, (), {})  # type: ignore[no-any-return]
 
     schema = Schema.empty()
-    for found in _answers(schema_of, readers):
+    for found in ray.get(_asked(schema_of, readers, lambda ref: ref)):
         schema = schema.merge(found)
 
     def submit(
@@ -71,16 +70,13 @@ def build_snapshot(
             v, e, s = task.remote(shard_paths[shard], part_tables, args, {})
         return v, e, s
 
-    parts = [submit(k, nodes[k], None, reader) for k, reader in enumerate(readers)]
-    stats = []
-    for k, (_, _, s) in enumerate(parts):
-        try:
-            stats.append(ray.get(s))
-        except _ACTOR_GONE:  # that shard is restarting: a task builds its part
-            parts[k] = submit(k, nodes[k], None)
-            stats.append(ray.get(parts[k][2]))
+    parts = _asked(lambda k, reader: submit(k, nodes[k], None, reader), readers, lambda p: p[2])
     snapshot = assemble_snapshot(
-        meta, [v for v, _, _ in parts], [e for _, e, _ in parts], stats, started
+        meta,
+        [v for v, _, _ in parts],
+        [e for _, e, _ in parts],
+        ray.get([s for _, _, s in parts]),
+        started,
     )
     meta.part_nodes = nodes
     if nodes_now is not None:
@@ -95,22 +91,23 @@ def build_snapshot(
     return snapshot
 
 
-_ACTOR_GONE = (RayActorError, ActorUnavailableError)
+_Asked = TypeVar("_Asked")
 
 
-def _answers(
-    ask: Callable[[int, Any], ray.ObjectRef[Any]], readers: list[Any]
-) -> list[Any]:
-    """``ask(shard, reader)`` for every shard at once, then their answers; a shard actor
-    that cannot answer is asked again as ``ask(shard, None)`` (a task)."""
-    refs = [ask(k, reader) for k, reader in enumerate(readers)]
-    out = []
-    for k, ref in enumerate(refs):
+def _asked(
+    ask: Callable[[int, Any], _Asked], readers: list[Any], answer: Callable[[_Asked], Any]
+) -> list[_Asked]:
+    """``ask(shard, reader)`` of every shard at once (``reader``: its shard actor, or
+    ``None``: a task); where the shard actor cannot answer (its ``answer`` ref raises that
+    it is gone or restarting), asked again of a task. Returns what was asked, each
+    shard's answer ready."""
+    asked = [ask(k, reader) for k, reader in enumerate(readers)]
+    for k, refs in enumerate(asked):
         try:
-            out.append(ray.get(ref))
-        except _ACTOR_GONE:
-            out.append(ray.get(ask(k, None)))
-    return out
+            ray.get(answer(refs))
+        except ACTOR_ERRORS:
+            asked[k] = ask(k, None)
+    return asked
 
 
 def _on(node: str) -> NodeAffinitySchedulingStrategy:
@@ -134,7 +131,7 @@ def read_log(
     if shard_actor is not None:
         try:
             return ray.get(shard_actor.read_log.remote(function, args, kwargs))
-        except _ACTOR_GONE:
+        except ACTOR_ERRORS:
             pass
     strategy = NodeAffinitySchedulingStrategy(node_id, soft=False)
     return ray.get(
