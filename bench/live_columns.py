@@ -59,7 +59,8 @@ _PACED = 10**15  # event times from here on are wall-clock microseconds
 
 
 class _Aged(tuple):  # type: ignore[type-arg]
-    """The histogram aggregate plus the ages (ms) of the updates it took in."""
+    """A computation's aggregate (the histogram's; none for PageRank) plus the ages (ms)
+    of the updates it took in."""
 
     ages: list[np.ndarray]
 
@@ -108,11 +109,8 @@ class RowProbe(DegreeHistogram):
 
     def on_change(self, ctx: EphemeralContext, change: VertexChange) -> None:
         super().on_change(ctx, change)
-        old, state = change.old_state, change.state
-        if old is not None and state is not None and state["sent"] != old["sent"]:
-            if change.time >= _PACED:  # an owner half: its time is the update's
-                age = time.time() * 1000 - change.time / 1000
-                ctx.aggregate.ages.append(np.array([age]))
+        if _sent(change) and change.time >= _PACED:  # an owner half: its time the update's
+            ctx.aggregate.ages.append(np.array([time.time() * 1000 - change.time / 1000]))
 
     def summarize(self, aggregate: Any, values: Mapping[VertexId, Any]) -> Any:
         return _summary(aggregate)
@@ -121,18 +119,14 @@ class RowProbe(DegreeHistogram):
         return _combined(parts)
 
 
-class _AgedPageRank(tuple):  # type: ignore[type-arg]
-    ages: list[np.ndarray]
-
-
 class BatchPageRankProbe(LivePageRank):
     """Live PageRank on net changes, noting, per vertex and batch, the age of the newest
     paced update it took in (its vertex's time: the newest update's)."""
 
     net_changes: ClassVar[bool] = True  # declared again: on_change is overridden here
 
-    def new_aggregate(self) -> Any:
-        aggregate = _AgedPageRank(())
+    def new_aggregate(self) -> _Aged:
+        aggregate = _Aged(())
         aggregate.ages = []
         return aggregate
 
