@@ -1313,7 +1313,7 @@ class ShardCore:
             run = self._start(kind, vid, record, sender, payload, ts)
             HANDLERS[kind](run, sender, payload, ts)
         except Exception as exc:  # a failing behavior applies nothing
-            self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
+            self._failed(wc, vid, record, ts, exc, block)
             return
         self._complete(run, wc, kind, payload, record, ts, block, released)
 
@@ -1341,7 +1341,7 @@ class ShardCore:
                 skip = payload[1] if self._stream_batch and kind == K_UPDATE else None
                 messages = self._messages(run, kind, skip)
         except Exception as exc:  # a failing behavior applies nothing
-            self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
+            self._failed(wc, vid, record, ts, exc, block)
             return
         if run.time > self.max_time:
             self.max_time = run.time
@@ -1407,7 +1407,7 @@ class ShardCore:
         try:
             behavior.on_message(ctx, payload)
         except Exception as exc:  # a failing behavior applies nothing
-            self._failed(wc, vid, record, ts, f"{type(exc).__name__}: {exc}", block)
+            self._failed(wc, vid, record, ts, exc, block)
             return
         if ctx.edge_ops or ctx.sends or ctx.spawns or ctx.deleted:
             run = Execution(vid, record, False, behavior, direct, clock, time, None)
@@ -1581,7 +1581,7 @@ class ShardCore:
         vid: VertexId,
         record: VertexRecord | None,
         ts: float,
-        error: str,
+        exc: Exception,
         block: BlockWriter | None,
     ) -> None:
         clock = 1 if record is None else record.clock + 1
@@ -1589,6 +1589,7 @@ class ShardCore:
         if time > self.max_time:
             self.max_time = time
         self.errors += 1
+        error = f"{type(exc).__name__}: {exc}"
         self.recent_errors.append((wc, vid, error))
         if record is not None:
             record.clock, record.time = clock, time
